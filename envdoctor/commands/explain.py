@@ -1,0 +1,9 @@
+"""`envdoctor explain` (not built yet)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass

@@ -1,0 +1,81 @@
+"""Rules about the NVIDIA driver itself: present, loaded, consistent."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from envdoctor.diagnose import rule
+from envdoctor.facts import Facts
+from envdoctor.findings import Finding
+
+
+@rule
+def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
+    nv = facts.nvidia
+    if nv is None or not nv.pci_devices or nv.driver_version or nv.failure == "driver-library-mismatch":
+        return
+    evidence = [f"nvidia.pci_devices[{i}]={d.address}" for i, d in enumerate(nv.pci_devices)]
+    if nv.nouveau_loaded:
+        detail = ("An NVIDIA GPU is on the PCI bus, but the open-source nouveau driver is bound to it. "
+                  "CUDA needs NVIDIA's proprietary (or open-kernel) driver; no framework can use the GPU.")
+        evidence.append("nvidia.nouveau_loaded=true")
+    else:
+        detail = ("An NVIDIA GPU is on the PCI bus, but no NVIDIA kernel driver is loaded, so no framework can "
+                  "use it. Often the driver is not installed, or its module was not built for the running kernel.")
+    yield Finding(
+        code="no-nvidia-driver", severity="error", section="nvidia",
+        title=f"{len(nv.pci_devices)} NVIDIA GPU(s) present, but no usable driver",
+        detail=detail,
+        fix=("Install the NVIDIA driver from your distribution (Ubuntu: `sudo ubuntu-drivers install`), then reboot",),
+        evidence=tuple(evidence),
+    )
+
+
+@rule
+def driver_library_mismatch(facts: Facts) -> Iterable[Finding]:
+    nv = facts.nvidia
+    if nv is None or nv.failure != "driver-library-mismatch":
+        return
+    yield Finding(
+        code="driver-library-mismatch", severity="error", section="nvidia",
+        title="NVIDIA driver and library versions do not match",
+        detail=("The user-space NVIDIA libraries were upgraded but the old kernel module is still loaded "
+                "(typical right after a driver update). Nothing can use the GPU until the new module is loaded."),
+        fix=("Reboot the machine (or unload and reload the nvidia kernel modules)",),
+        evidence=("nvidia.failure=driver-library-mismatch",) + ((f"nvidia.failure_text={nv.failure_text}",) if nv.failure_text else ()),
+    )
+
+
+@rule
+def toolkit_without_driver(facts: Facts) -> Iterable[Finding]:
+    if facts.cuda_toolkit is None or facts.has_usable_driver or facts.jetson is not None:
+        return
+    if facts.nvidia is not None and facts.nvidia.pci_devices:
+        return  # no-nvidia-driver says it better
+    yield Finding(
+        code="toolkit-without-driver", severity="warning", section="toolkit",
+        title=f"CUDA toolkit {facts.cuda_toolkit.version or '?'} is installed, but there is no NVIDIA driver",
+        detail=("A CUDA toolkit compiles CUDA code; running it needs an NVIDIA GPU with its driver. "
+                "On this machine every framework will run on the CPU."),
+        fix=("Nothing to do if this machine is meant to be CPU-only; otherwise install the NVIDIA driver",),
+        evidence=(f"cuda_toolkit.version={facts.cuda_toolkit.version}", "nvidia.driver_version=null"),
+    )
+
+
+@rule
+def no_gpu_platform(facts: Facts) -> Iterable[Finding]:
+    nv = facts.nvidia
+    if facts.jetson is not None or (nv is not None and (nv.gpus or nv.pci_devices or nv.driver_version or nv.failure)):
+        return
+    if facts.host.os == "macos":
+        accel = "Apple silicon GPU through MPS (PyTorch) or Metal (tensorflow-metal)" if facts.host.machine_arch == "arm64" or facts.host.arch == "arm64" else "none (Intel Mac: CPU only)"
+    elif facts.amd is not None:
+        accel = "the AMD GPU through ROCm builds"
+    else:
+        accel = "the CPU only"
+    yield Finding(
+        code="no-gpu-platform", severity="info", section="nvidia",
+        title="No NVIDIA GPU on this machine",
+        detail=f"CUDA builds cannot be used here. Acceleration available: {accel}.",
+        evidence=("nvidia=null" if nv is None else "nvidia.gpus=[]",),
+    )

@@ -1,0 +1,83 @@
+"""One loader for every data file in matrices/ and recipes/: parse, check provenance, cache.
+
+Every row (each table inside an array of tables) must name its `source` and the date it was
+`checked` (YYYY-MM-DD). A file that breaks this is a MatrixError naming the file and the row.
+Subject-specific checks live in the typed accessor modules beside this one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import sys
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 in CI
+    import tomli as tomllib
+
+
+class MatrixError(ValueError):
+    """A data file that cannot be trusted: unreadable, malformed, or a row without provenance."""
+
+
+def _data_root() -> Path:
+    packaged = Path(__file__).resolve().parent.parent / "_data"
+    if packaged.is_dir():
+        return packaged  # installed wheel
+    return Path(__file__).resolve().parent.parent.parent  # source checkout / editable install
+
+
+def data_dir(kind: str = "matrices") -> Path:
+    return _data_root() / kind
+
+
+@functools.lru_cache(maxsize=None)
+def load(name: str, kind: str = "matrices") -> dict[str, Any]:
+    """Parsed and provenance-checked contents of `<kind>/<name>.toml`."""
+    return load_file(data_dir(kind) / f"{name}.toml")
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise MatrixError(f"{path.name}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise MatrixError(f"{path.name}: not valid TOML: {exc}") from None
+    check_provenance(data, path.name)
+    return data
+
+
+def check_provenance(data: dict[str, Any], filename: str) -> None:
+    for key, value in data.items():
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for index, row in enumerate(value):
+                where = f"{filename}: [[{key}]] row {index + 1}{_row_label(row)}"
+                _check_row(row, where)
+                check_provenance(row, filename)
+
+
+def _row_label(row: dict[str, Any]) -> str:
+    for key in ("name", "version", "cuda", "id", "code", "l4t", "branch"):
+        if key in row:
+            return f" ({key}={row[key]})"
+    return ""
+
+
+def _check_row(row: dict[str, Any], where: str) -> None:
+    source = row.get("source")
+    if not isinstance(source, str) or not source.strip():
+        raise MatrixError(f"{where}: missing 'source'")
+    checked = row.get("checked")
+    if isinstance(checked, dt.date):
+        return
+    if not isinstance(checked, str):
+        raise MatrixError(f"{where}: missing 'checked' date")
+    try:
+        dt.date.fromisoformat(checked)
+    except ValueError:
+        raise MatrixError(f"{where}: 'checked' is not a YYYY-MM-DD date: {checked!r}") from None

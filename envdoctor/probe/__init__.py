@@ -1,0 +1,98 @@
+"""probe: read the machine into Facts. Decides nothing; never raises.
+
+Every source runs concurrently and is bounded by a timeout; a failure becomes a ProbeError inside
+Facts. Probes that need the target environment's package list (cuDNN wheels, --deep imports) run
+after the Python probe, still in parallel with the rest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+from envdoctor.facts import Facts, ProbeError, PythonEnv
+
+
+@dataclass
+class ProbeContext:
+    python: str  # the target interpreter
+    root: Path = Path("/")  # filesystem root; tests point it at a recorded tree
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    timeout: float = 5.0  # per subprocess
+    deep_timeout: float = 120.0  # per framework import
+    errors: list[ProbeError] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def error(self, probe: str, message: str) -> None:
+        with self._lock:
+            self.errors.append(ProbeError(probe, message))
+
+    def path(self, absolute: str) -> Path:
+        """A path on the probed machine (under `root`)."""
+        return self.root / absolute.lstrip("/")
+
+
+def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[ProbeContext] = None) -> tuple[Facts, dict[str, float]]:
+    """Probe this machine. Returns the Facts and the seconds each probe took."""
+    from envdoctor.probe import amd, cudnn, envvars, host, jetson, nvidia, pyenv, toolkit
+
+    if ctx is None:
+        ctx = ProbeContext(python=pyenv.resolve_target(python, os.environ))
+    timings: dict[str, float] = {}
+
+    def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(ctx, *args)
+        except Exception as exc:  # a probe bug must not take the report down
+            ctx.error(name, f"internal error: {type(exc).__name__}: {exc}")
+            return None
+        finally:
+            timings[name] = round(time.perf_counter() - start, 4)
+
+    def python_and_dependents() -> tuple[PythonEnv, Any, Any]:
+        env = timed("python", pyenv.probe) or PythonEnv(executable=ctx.python)
+        with ThreadPoolExecutor(max_workers=2) as inner:
+            cudnn_future = inner.submit(timed, "cudnn", cudnn.probe, env)
+            deep_future = None
+            if deep:
+                from envdoctor.probe import deep as deep_probe
+
+                deep_future = inner.submit(timed, "deep", deep_probe.probe, env)
+            return env, cudnn_future.result(), deep_future.result() if deep_future else None
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futures = {
+            "host": pool.submit(timed, "host", host.probe),
+            "nvidia": pool.submit(timed, "nvidia", nvidia.probe),
+            "toolkit": pool.submit(timed, "toolkit", toolkit.probe),
+            "jetson": pool.submit(timed, "jetson", jetson.probe),
+            "amd": pool.submit(timed, "amd", amd.probe),
+            "env": pool.submit(timed, "env", envvars.probe),
+            "python": pool.submit(python_and_dependents),
+        }
+        results = {name: future.result() for name, future in futures.items()}
+
+    python_env, cudnn_found, frameworks = results["python"]
+    active, toolkits = results["toolkit"] or (None, [])
+    facts = Facts(
+        collected_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        host=results["host"] or Facts().host,
+        python=python_env,
+        nvidia=results["nvidia"],
+        cuda_toolkit=active,
+        cuda_toolkits=toolkits,
+        cudnn=cudnn_found or [],
+        jetson=results["jetson"],
+        amd=results["amd"],
+        frameworks=frameworks or {},
+        env=results["env"] or {},
+        errors=sorted(ctx.errors, key=lambda e: e.probe),
+    )
+    return facts, timings

@@ -1,0 +1,105 @@
+"""Host: OS, distro, kernel, architecture, glibc, container, WSL2, macOS/Rosetta, Windows."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from typing import Optional
+
+from envdoctor import proc
+from envdoctor.facts import Host
+
+ARCH_NAMES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64", "x86_64": "x86_64"}
+
+
+def probe(ctx) -> Host:
+    system = platform.system().lower()
+    if system == "darwin":
+        return _macos(ctx)
+    if system == "windows":
+        return _windows()
+    return _linux(ctx)
+
+
+def _linux(ctx) -> Host:
+    kernel = platform.release()
+    proc_version = proc.read_text(ctx.path("/proc/version")) or ""
+    return Host(
+        os="linux",
+        distro=parse_os_release(proc.read_text(ctx.path("/etc/os-release")) or ""),
+        kernel=kernel,
+        arch=normalise_arch(platform.machine()),
+        glibc=_glibc(),
+        wsl=is_wsl(proc_version, ctx.path("/usr/lib/wsl/lib").is_dir()),
+        container=detect_container(ctx),
+    )
+
+
+def _macos(ctx) -> Host:
+    python_arch = platform.machine()  # what this (possibly translated) Python runs as
+    translated = proc.run(["sysctl", "-n", "sysctl.proc_translated"], timeout=ctx.timeout)
+    rosetta = translated.ok and translated.stdout.strip() == "1"
+    hardware = "arm64" if rosetta or python_arch == "arm64" else "x86_64"
+    return Host(
+        os="macos",
+        distro=f"macOS {platform.mac_ver()[0]}".strip(),
+        kernel=platform.release(),
+        arch="arm64" if python_arch == "arm64" else "x86_64",
+        os_version=platform.mac_ver()[0] or None,
+        machine_arch=hardware,
+        rosetta=rosetta,
+    )
+
+
+def _windows() -> Host:
+    version = platform.version()
+    release = platform.release()
+    return Host(
+        os="windows",
+        distro=f"Windows {release}",
+        kernel=version,
+        arch=normalise_arch(platform.machine()),
+        os_version=version,
+    )
+
+
+def normalise_arch(machine: str) -> str:
+    return ARCH_NAMES.get(machine.lower(), machine.lower())
+
+
+def _glibc() -> Optional[str]:
+    name, version = platform.libc_ver()
+    return version if name == "glibc" and version else None
+
+
+def parse_os_release(text: str) -> Optional[str]:
+    """`/etc/os-release` → "Ubuntu 24.04" (NAME + VERSION_ID), PRETTY_NAME as a fallback."""
+    values = dict(re.findall(r'^([A-Z_]+)="?([^"\n]*)"?\s*$', text, re.M))
+    name = values.get("NAME")
+    version = values.get("VERSION_ID")
+    if name and version:
+        name = re.sub(r"\s*(GNU/Linux|Linux)$", "", name) if name.startswith("Debian") else name
+        return f"{name} {version}"
+    return values.get("PRETTY_NAME") or name
+
+
+def is_wsl(proc_version: str, has_wsl_lib: bool) -> bool:
+    return "microsoft" in proc_version.lower() or has_wsl_lib
+
+
+def detect_container(ctx) -> Optional[str]:
+    if ctx.environ.get("KUBERNETES_SERVICE_HOST"):
+        return "kubernetes"
+    if ctx.path("/run/.containerenv").exists():
+        return "podman"
+    if ctx.path("/.dockerenv").exists():
+        return "docker"
+    cgroup = proc.read_text(ctx.path("/proc/1/cgroup")) or ""
+    for marker in ("kubepods", "docker", "libpod", "lxc"):
+        if marker in cgroup:
+            return {"kubepods": "kubernetes", "libpod": "podman"}.get(marker, marker)
+    if ctx.environ.get("container"):
+        return ctx.environ["container"]
+    return None

@@ -1,0 +1,7 @@
+"""Jetson / L4T (placeholder until the full probe lands)."""
+
+from __future__ import annotations
+
+
+def probe(ctx):
+    return None

@@ -1,0 +1,209 @@
+"""The `envdoctor check` report: a section per subject, ✓ / ! / ✗ marks, a fix under each problem."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.markup import escape
+
+from envdoctor.facts import Facts
+from envdoctor.findings import Finding, render_fix, worst_severity
+
+MARKS = {None: ("✓", "green"), "info": ("✓", "green"), "warning": ("!", "yellow"), "error": ("✗", "red")}
+PROBE_SECTION = {"host": "platform", "python": "python", "nvidia": "nvidia", "nvml": "nvidia",
+                 "nvidia-smi": "nvidia", "toolkit": "toolkit", "cudnn": "cudnn", "jetson": "jetson",
+                 "amd": "nvidia", "deep": "frameworks", "env": "platform"}
+
+
+def report_document(facts: Facts, findings: list[Finding], timings: dict[str, float]) -> dict:
+    counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+    return {
+        "schema": "envdoctor.report/1",
+        "facts": facts.to_dict(),
+        "findings": [f.to_dict() for f in findings],
+        "summary": counts,
+        "timings": timings,
+    }
+
+
+def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, float], verbose: bool) -> None:
+    for key, title, describe in _sections(facts):
+        mine = [f for f in findings if f.section == key]
+        errors = [e for e in facts.errors if PROBE_SECTION.get(e.probe.split(":")[0], "platform") == key]
+        severity = worst_severity(mine)
+        if errors and severity in (None, "info"):
+            severity = "warning"
+        mark, colour = MARKS[severity]
+        con.print(f"[bold {colour}]{mark}[/] [bold]{title}[/]")
+        for line in describe(facts, verbose):
+            con.print(f"    {escape(line)}")
+        for e in errors:
+            con.print(f"    [yellow]! {escape(e.probe)}: {escape(e.message)}[/]")
+        for f in mine:
+            _print_finding(con, f, verbose)
+    _print_summary(con, findings)
+    if verbose and timings:
+        parts = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in sorted(timings.items(), key=lambda kv: -kv[1]))
+        con.print(f"[dim]probe timings: {escape(parts)}[/]")
+
+
+def _print_finding(con, f: Finding, verbose: bool) -> None:
+    mark, colour = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("•", "cyan")}[f.severity]
+    con.print(f"    [{colour}]{mark} {escape(f.title)}[/] [dim]\\[{f.code}][/]")
+    con.print(f"      {escape(f.detail)}", soft_wrap=True)
+    for fix in f.fix:
+        prefix = "$ " if isinstance(fix, tuple) else "→ "
+        con.print(f"      [bold]{prefix}{escape(render_fix(fix))}[/]", soft_wrap=True)
+    if verbose and f.evidence:
+        con.print(f"      [dim]evidence: {escape(', '.join(f.evidence))}[/]", soft_wrap=True)
+
+
+def _print_summary(con, findings: list[Finding]) -> None:
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = sum(f.severity == "warning" for f in findings)
+    if errors or warnings:
+        colour = "red" if errors else "yellow"
+        con.print(f"\n[bold {colour}]{_plural(errors, 'error')}, {_plural(warnings, 'warning')}.[/] "
+                  "Fixes are listed under each problem.")
+    else:
+        con.print("\n[bold green]No problems found.[/]")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# --- what each section shows -----------------------------------------------------------------
+
+Describe = Callable[[Facts, bool], list[str]]
+
+
+def _sections(facts: Facts) -> list[tuple[str, str, Describe]]:
+    sections: list[tuple[str, str, Describe]] = [
+        ("platform", "Platform", _platform),
+        ("python", "Python", _python),
+        ("nvidia", "NVIDIA driver & GPUs", _nvidia),
+        ("toolkit", "CUDA toolkit", _toolkit),
+        ("cudnn", "cuDNN", _cudnn),
+    ]
+    if facts.jetson is not None:
+        sections.append(("jetson", "Jetson", _jetson))
+    sections.append(("frameworks", "Frameworks", _frameworks))
+    return sections
+
+
+def _platform(facts: Facts, verbose: bool) -> list[str]:
+    h = facts.host
+    parts = [h.distro or h.os or "unknown OS", h.arch or "?"]
+    if h.glibc:
+        parts.append(f"glibc {h.glibc}")
+    if h.wsl:
+        parts.append("WSL2")
+    if h.container:
+        parts.append(f"in {h.container}")
+    if h.rosetta:
+        parts.append("x86_64 Python under Rosetta")
+    lines = [", ".join(parts)]
+    if verbose and h.kernel:
+        lines.append(f"kernel {h.kernel}")
+    if verbose:
+        lines += [f"{k}={v}" for k, v in facts.env.items() if v is not None]
+    return lines
+
+
+def _python(facts: Facts, verbose: bool) -> list[str]:
+    p = facts.python
+    kind = p.env_kind or "unknown environment"
+    line = f"Python {p.version or '?'} ({p.implementation or '?'}), {kind}"
+    lines = [line + (f" at {p.env_path}" if p.env_path else "")]
+    if verbose and p.executable:
+        lines.append(f"interpreter {p.executable}")
+    if verbose and p.packages:
+        lines.append("packages: " + ", ".join(f"{k} {v}" for k, v in sorted(p.packages.items())))
+    return lines
+
+
+def _nvidia(facts: Facts, verbose: bool) -> list[str]:
+    nv = facts.nvidia
+    if nv is None:
+        return ["no NVIDIA driver or GPU found"]
+    lines = []
+    if nv.driver_version:
+        meaning = {"wsl": " (Windows host driver, seen from WSL2)", "jetson": " (Jetson integrated driver)"}.get(nv.driver_kind or "", "")
+        cuda = f", supports CUDA ≤ {nv.driver_cuda}" if nv.driver_cuda else ""
+        source = f" [from {nv.source}]" if verbose and nv.source else ""
+        lines.append(f"driver {nv.driver_version}{meaning}{cuda}{source}")
+    elif nv.failure:
+        lines.append(f"driver not usable: {nv.failure}")
+    else:
+        lines.append("no driver loaded")
+    for g in nv.gpus:
+        cc = f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else "compute capability unknown"
+        mem = f", {g.memory_total_mib} MiB" if g.memory_total_mib else ""
+        lines.append(f"GPU {g.index}: {g.name or '?'} ({cc}{mem})")
+    if not nv.gpus and nv.pci_devices:
+        for d in nv.pci_devices:
+            lines.append(f"PCI {d.address}: NVIDIA device {d.device_id or '?'}, kernel driver {d.driver or 'none'}")
+    return lines
+
+
+def _toolkit(facts: Facts, verbose: bool) -> list[str]:
+    if facts.cuda_toolkit is None and not facts.cuda_toolkits:
+        return ["none found (pip wheels bring their own CUDA runtime; a toolkit is only needed to compile)"]
+    lines = []
+    active = facts.cuda_toolkit
+    for tk in facts.cuda_toolkits or [active]:
+        is_active = active is not None and tk.root == active.root
+        where = f" at {tk.root}" if tk.root else ""
+        how = f" via {tk.found_by}" if verbose and tk.found_by else ""
+        lines.append(f"CUDA {tk.version or '?'}{where}{' (active)' if is_active and len(facts.cuda_toolkits) > 1 else ''}{how}")
+    return lines
+
+
+def _cudnn(facts: Facts, verbose: bool) -> list[str]:
+    if not facts.cudnn:
+        return ["none found"]
+    lines = []
+    for c in facts.cudnn:
+        path = f" ({c.path})" if verbose and c.path else ""
+        lines.append(f"cuDNN {c.version or '?'} from {c.source or '?'}{path}")
+    return lines
+
+
+def _jetson(facts: Facts, verbose: bool) -> list[str]:
+    j = facts.jetson
+    assert j is not None
+    lines = [f"{j.model or 'Jetson'}: L4T {j.l4t or '?'}, JetPack {j.jetpack or '?'}, CUDA {j.cuda or '?'}"]
+    if verbose and j.soc:
+        lines.append(f"SoC {j.soc}")
+    return lines
+
+
+FRAMEWORK_PACKAGES = ("torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "paddlepaddle", "paddlepaddle-gpu")
+
+
+def _frameworks(facts: Facts, verbose: bool) -> list[str]:
+    lines = []
+    pkgs = facts.python.packages
+    for name in FRAMEWORK_PACKAGES:
+        if name not in pkgs:
+            continue
+        fw = facts.frameworks.get(_framework_key(name))
+        line = f"{name} {pkgs[name]}"
+        if fw is not None:
+            if fw.import_error:
+                line += f" — import failed: {fw.import_error}"
+            else:
+                build = f"CUDA {fw.cuda}" if fw.cuda else "no CUDA"
+                device = "GPU available" if fw.device_available else "no GPU visible"
+                line += f" — {build}, {device}"
+        lines.append(line)
+    if not lines:
+        return ["none installed (try `envdoctor install pytorch`)"]
+    if not facts.frameworks:
+        lines.append("(builds not inspected; `envdoctor check --deep` imports each framework)")
+    return lines
+
+
+def _framework_key(package: str) -> str:
+    return {"tensorflow-cpu": "tensorflow", "jaxlib": "jax", "paddlepaddle-gpu": "paddle", "paddlepaddle": "paddle"}.get(package, package)
