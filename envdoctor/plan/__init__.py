@@ -1,0 +1,88 @@
+"""plan: Facts + a request → an InstallPlan. Offline and instant; prints nothing.
+
+Each framework has a module here (`pytorch`, `tensorflow`, `jax`, `paddle`) with
+`choose(facts, request) -> InstallPlan`; it reads what is supported from matrices/ and how to
+install it from recipes/. `make_plan` is the single entry point the CLI and the diagnosis use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Optional
+
+from envdoctor.errors import UsageError
+
+FRAMEWORK_ALIASES = {
+    "pytorch": "pytorch", "torch": "pytorch",
+    "tensorflow": "tensorflow", "tf": "tensorflow",
+    "jax": "jax",
+    "paddle": "paddle", "paddlepaddle": "paddle",
+}
+MANAGERS = ("pip", "uv", "conda")
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    framework: str  # canonical: pytorch | tensorflow | jax | paddle
+    version: Optional[str] = None  # a PEP 440 specifier or exact version, e.g. "2.6", ">=2.5,<2.8"
+    cuda: str = "auto"  # auto | cpu | "12.8" | "cu128" | "rocm6.4"
+    manager: str = "pip"  # pip | uv | conda
+
+
+@dataclass(frozen=True)
+class Rejected:
+    candidate: str  # "torch 2.15 cu132"
+    why: str  # "needs driver ≥ 580, you have 570.124.04"
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    framework: str
+    version: Optional[str]  # None when nothing fits
+    build: Optional[str]  # cpu | cu128 | rocm6.4 | jp6-cu126 | metal | ...
+    python: Optional[str]  # the target Python version the plan is for
+    manager: str
+    index_url: Optional[str] = None
+    commands: tuple[tuple[str, ...], ...] = ()  # argv lists, run in order
+    reasons: tuple[str, ...] = ()
+    rejected: tuple[Rejected, ...] = ()
+    warnings: tuple[str, ...] = ()
+    replaces: tuple[str, ...] = ()  # installed distributions this plan replaces ("torch 2.5.1+cpu")
+    steps: tuple[str, ...] = ()  # things to do by hand (system packages, driver update)
+
+    @property
+    def ok(self) -> bool:
+        return self.version is not None and bool(self.commands)
+
+    def to_dict(self) -> dict:
+        return {
+            "framework": self.framework,
+            "version": self.version,
+            "build": self.build,
+            "python": self.python,
+            "manager": self.manager,
+            "index_url": self.index_url,
+            "commands": [list(c) for c in self.commands],
+            "reasons": list(self.reasons),
+            "rejected": [{"candidate": r.candidate, "why": r.why} for r in self.rejected],
+            "warnings": list(self.warnings),
+            "replaces": list(self.replaces),
+            "steps": list(self.steps),
+        }
+
+
+def canonical_framework(name: str) -> str:
+    key = FRAMEWORK_ALIASES.get(name.strip().lower())
+    if key is None:
+        import difflib
+
+        close = difflib.get_close_matches(name.lower(), list(FRAMEWORK_ALIASES), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UsageError(f"unknown framework '{name}' (choose pytorch, tensorflow, jax or paddle){hint}")
+    return key
+
+
+def make_plan(facts, request: PlanRequest) -> InstallPlan:
+    module = importlib.import_module(f"envdoctor.plan.{request.framework}")
+    return module.choose(facts, request)

@@ -1,0 +1,26 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def run_cli(*args, env=None, input_text=None, timeout=120):
+    """Run the real CLI in a subprocess (`python -m envdoctor`), like a user would."""
+    full_env = dict(os.environ)
+    full_env.pop("NO_COLOR", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "envdoctor", *args],
+        capture_output=True, text=True, env=full_env, input=input_text, timeout=timeout,
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli
