@@ -1,0 +1,55 @@
+import pytest
+
+from envdoctor.matrix.loader import MatrixError, data_dir, load, load_file
+from envdoctor.plan.recipes import fill_argv
+
+
+def _all_data_files():
+    return sorted(data_dir("matrices").glob("*.toml")) + sorted(data_dir("recipes").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", _all_data_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_bundled_file_loads_with_provenance(path):
+    assert load_file(path)
+
+
+def test_row_without_source_is_refused(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('[[cuda]]\ncuda = "12.8"\nchecked = "2026-11-29"\n')
+    with pytest.raises(MatrixError, match=r"x.toml: \[\[cuda\]\] row 1 \(cuda=12.8\): missing 'source'"):
+        load_file(path)
+
+
+def test_row_with_bad_date_is_refused(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('[[cuda]]\ncuda = "12.8"\nsource = "s"\nchecked = "29/11/2026"\n')
+    with pytest.raises(MatrixError, match="not a YYYY-MM-DD date"):
+        load_file(path)
+
+
+def test_nested_rows_are_checked_too(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('[[release]]\nversion = "1"\nsource = "s"\nchecked = 2026-11-29\n'
+                    '[[release.build]]\nname = "cu128"\nchecked = 2026-11-29\n')
+    with pytest.raises(MatrixError, match="build.*missing 'source'"):
+        load_file(path)
+
+
+def test_malformed_toml_names_the_file(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[[cuda]\n")
+    with pytest.raises(MatrixError, match="broken.toml: not valid TOML"):
+        load_file(path)
+
+
+def test_recipe_templates_expand_lists_and_fields():
+    argv = fill_argv(["{python}", "-m", "pip", "install", "{packages...}", "--index-url", "{index}/whl/{build}"],
+                     {"python": "/v/bin/python", "packages": ["torch==2.9.1", "torchvision==0.24.1"],
+                      "index": "https://example.org", "build": "cu128"}, "test")
+    assert argv == ("/v/bin/python", "-m", "pip", "install", "torch==2.9.1", "torchvision==0.24.1",
+                    "--index-url", "https://example.org/whl/cu128")
+
+
+def test_recipe_with_missing_value_is_an_error():
+    with pytest.raises(MatrixError, match=r"no value for placeholder \{index\}"):
+        fill_argv(["{index}"], {}, "test")
