@@ -3,6 +3,8 @@
 Each framework has a module here (`pytorch`, `tensorflow`, `jax`, `paddle`) with
 `choose(facts, request) -> InstallPlan`; it reads what is supported from matrices/ and how to
 install it from recipes/. `make_plan` is the single entry point the CLI and the diagnosis use.
+A module may also offer `candidates(facts, request) -> list[Candidate]` for `envdoctor matrix`
+(see the contract above `evaluate_all` below).
 """
 
 from __future__ import annotations
@@ -86,3 +88,53 @@ def canonical_framework(name: str) -> str:
 def make_plan(facts, request: PlanRequest) -> InstallPlan:
     module = importlib.import_module(f"envdoctor.plan.{request.framework}")
     return module.choose(facts, request)
+
+
+# --- the matrix view: every candidate judged for this machine ---------------------------------------
+#
+# CONTRACT FOR FRAMEWORK MODULES (envdoctor/plan/<framework>.py), used by `envdoctor matrix`:
+#
+#     def candidates(facts, request) -> list[Candidate]
+#
+# One `Candidate` per (release, build) the framework publishes for this platform (newest release
+# first; within a release the builds in the order the planner prefers them), each judged for this
+# machine with the SAME checks `choose()` uses, so the table and the plan never disagree.
+# `request.version` narrows the releases when set; `request.cuda` ("cpu", "12.8", "cu128",
+# "rocm6.4") narrows the builds when not "auto". `verdict` is one of VERDICTS. It is optional: when a
+# module has no `candidates`, `evaluate_all` returns None and the matrix says "not available yet".
+
+VERDICTS = {
+    "fits": "fits this machine",
+    "driver": "driver too old",
+    "gpu": "no kernels for your GPU",
+    "python": "no wheel for your Python",
+    "platform": "no build for this platform",
+    "other": "does not fit",
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    version: str  # "2.9.1"
+    build: str  # cpu | cu128 | rocm6.4 | jp6-cu126 | metal | ...
+    verdict: str = "fits"  # a key of VERDICTS
+    why: str = ""  # one line for a person: "cu130 needs driver ≥ 580, you have 570.124.04"
+    pythons: tuple[str, ...] = ()  # Python versions with a wheel of this build here ("3.10", "3.11")
+
+    @property
+    def fits(self) -> bool:
+        return self.verdict == "fits"
+
+    def to_dict(self) -> dict:
+        return {"version": self.version, "build": self.build, "verdict": self.verdict,
+                "why": self.why, "pythons": list(self.pythons)}
+
+
+def evaluate_all(facts, request: PlanRequest) -> Optional[list[Candidate]]:
+    """Every (release, build) judged for this machine, or None when the framework module does not
+    offer `candidates()` yet."""
+    module = importlib.import_module(f"envdoctor.plan.{request.framework}")
+    candidates = getattr(module, "candidates", None)
+    if candidates is None:
+        return None
+    return list(candidates(facts, request))
