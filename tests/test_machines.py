@@ -1,0 +1,44 @@
+"""Every recorded machine is valid Facts and replays through `envdoctor check --facts`."""
+
+import json
+
+import pytest
+
+from envdoctor.facts import Facts, load_facts
+from tests.conftest import FIXTURES, run_cli
+
+MACHINES = sorted((FIXTURES / "machines").glob("*.json"))
+REQUIRED = {"rtx5090-r570", "gtx1080-current", "t4-r550-py310", "a100-current", "gh200", "jetson-orin-jp62",
+            "jetson-orin-jp51", "jetson-thor", "wsl2", "windows-tf", "apple-silicon", "cpu-only", "amd-mi300",
+            "macos-rosetta"}
+
+
+def test_the_machines_the_plans_are_tested_on_are_all_recorded():
+    assert REQUIRED <= {p.stem for p in MACHINES}
+
+
+@pytest.mark.parametrize("path", MACHINES, ids=lambda p: p.stem)
+def test_machine_loads_and_round_trips(path):
+    facts = load_facts(path)
+    assert Facts.from_dict(json.loads(json.dumps(facts.to_dict()))) == facts
+    assert facts.host.os in ("linux", "windows", "macos")
+    assert facts.host.arch in ("x86_64", "aarch64", "arm64")
+    assert facts.python.executable and facts.python.version and facts.python.env_kind
+    for gpu in facts.gpus:
+        major, minor = gpu.compute_capability.split(".")
+        assert major.isdigit() and minor.isdigit()
+
+
+@pytest.mark.parametrize("path", MACHINES, ids=lambda p: p.stem)
+def test_machine_replays_through_check(path):
+    result = run_cli("check", "--json", "--facts", str(path))
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads(result.stdout)
+    assert report["facts"] == json.loads(path.read_text())
+
+
+def test_jetson_machines_say_what_their_driver_number_means():
+    for name in ("jetson-orin-jp62", "jetson-orin-jp51", "jetson-thor"):
+        facts = load_facts(FIXTURES / "machines" / f"{name}.json")
+        assert facts.jetson is not None and facts.nvidia.driver_kind == "jetson"
+    assert load_facts(FIXTURES / "machines" / "wsl2.json").nvidia.driver_kind == "wsl"
