@@ -1,0 +1,145 @@
+"""Small helpers every framework planner shares: what the target is, what the driver can run.
+
+- `target_python(facts)` → "3.12" (major.minor of the target interpreter) or None.
+- `target_platform(facts)` → a platform key used by the framework matrices:
+  `linux_x86_64`, `linux_aarch64`, `windows_amd64`, `macos_arm64`, `macos_x86_64` (None if unknown).
+  WSL2 is `linux_x86_64`. A Jetson is `linux_aarch64` too; ask `is_jetson(facts)` before trusting it.
+- `driver_os(facts)` → "linux" | "windows": which numbering the driver version uses (WSL2 sees the
+  Windows host's driver).
+- `driver_check(facts, cuda)` → a `DriverCheck` (truthy when the driver can run a prebuilt wheel of
+  that CUDA) with the minimum and a sentence for the user.
+- `gpu_capabilities(facts)` → every NVIDIA GPU's compute capability (from the probe, else from the
+  product name table).
+- `python_command(facts)` → the argv prefix that runs the target interpreter.
+- `rejected(candidate, why)` and `summarize_rejections(...)` for the `rejected` list of a plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from envdoctor.matrix import drivers, gpus
+from envdoctor.plan import Rejected
+
+PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_amd64", "macos_arm64", "macos_x86_64")
+
+
+def target_python(facts) -> Optional[str]:
+    version = facts.python.version if facts.python else None
+    if not version:
+        return None
+    parts = version.split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 else None
+
+
+def python_tuple(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def target_platform(facts) -> Optional[str]:
+    os_name, arch = facts.host.os, facts.host.arch
+    if os_name == "linux":
+        return {"x86_64": "linux_x86_64", "amd64": "linux_x86_64",
+                "aarch64": "linux_aarch64", "arm64": "linux_aarch64"}.get(arch or "")
+    if os_name == "windows":
+        return "windows_amd64" if arch in ("x86_64", "amd64", "AMD64") else None
+    if os_name == "macos":
+        # An x86_64 Python under Rosetta installs x86_64 wheels: the interpreter decides.
+        return {"arm64": "macos_arm64", "aarch64": "macos_arm64", "x86_64": "macos_x86_64"}.get(arch or "")
+    return None
+
+
+def is_jetson(facts) -> bool:
+    return facts.jetson is not None or bool(facts.nvidia and facts.nvidia.driver_kind == "jetson")
+
+
+def driver_os(facts) -> str:
+    if facts.host.os == "windows" or facts.host.wsl or (facts.nvidia and facts.nvidia.driver_kind == "wsl"):
+        return "windows"
+    return "linux"
+
+
+def driver_version(facts) -> Optional[str]:
+    """The desktop driver number, or None (no driver, a failed driver, or a Jetson's L4T number)."""
+    if not facts.has_usable_driver or is_jetson(facts):
+        return None
+    return facts.nvidia.driver_version
+
+
+@dataclass(frozen=True)
+class DriverCheck:
+    ok: bool
+    minimum: Optional[str]  # the driver a wheel of this CUDA needs
+    why: str  # "needs driver ≥ 580, you have 570.124.04"
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def driver_check(facts, cuda: str) -> DriverCheck:
+    """Can this machine's driver run a prebuilt wheel built with CUDA `cuda` ("12.8")?"""
+    os_name = driver_os(facts)
+    minimum = drivers.wheel_min_driver(cuda, os_name)
+    have = driver_version(facts)
+    if have is None:
+        if is_jetson(facts):
+            return DriverCheck(False, minimum, "a Jetson's driver comes with its JetPack; desktop CUDA wheels do not apply")
+        if facts.nvidia and facts.nvidia.failure:
+            return DriverCheck(False, minimum, f"the NVIDIA driver is not working ({facts.nvidia.failure})")
+        return DriverCheck(False, minimum, "no NVIDIA driver found")
+    if minimum is None:
+        # Not in the table: fall back to the CUDA version the driver reports (same or newer major).
+        reported = facts.nvidia.driver_cuda or drivers.branch_cuda(have)
+        ok = bool(reported) and drivers.cuda_tuple(reported)[0] >= drivers.cuda_tuple(cuda)[0]
+        return DriverCheck(ok, None, f"driver {have} supports CUDA {reported or 'unknown'}")
+    try:
+        ok = drivers.version_tuple(have) >= drivers.version_tuple(minimum)
+    except ValueError:
+        return DriverCheck(False, minimum, f"cannot read the driver version {have!r}")
+    if ok:
+        return DriverCheck(True, minimum, f"driver {have} ≥ {minimum}")
+    return DriverCheck(False, minimum, f"needs driver ≥ {minimum}, you have {have}")
+
+
+def gpu_capabilities(facts) -> list[str]:
+    """Compute capability of every NVIDIA GPU (probe first, then the product table); unknowns left out."""
+    found = []
+    for gpu in facts.gpus:
+        cc = gpu.compute_capability or (gpus.compute_capability_for_name(gpu.name) if gpu.name else None)
+        if cc:
+            found.append(cc)
+    if not found and facts.jetson is not None and facts.jetson.model:
+        cc = gpus.compute_capability_for_name(facts.jetson.model)
+        if cc:
+            found.append(cc)
+    return found
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def python_command(facts) -> list[str]:
+    """argv prefix that runs the target interpreter ("python" when the probe did not find one)."""
+    return [facts.python.executable or "python"]
+
+
+def rejected(candidate: str, why: str) -> Rejected:
+    return Rejected(candidate=candidate, why=why)
+
+
+def dedupe_rejections(items: Iterable[Rejected], limit: int = 40) -> tuple[Rejected, ...]:
+    """Drop repeats (same candidate) and keep the list readable (at most `limit` rows)."""
+    seen, out = set(), []
+    for item in items:
+        if item.candidate in seen:
+            continue
+        seen.add(item.candidate)
+        out.append(item)
+    return tuple(out[:limit])
