@@ -7,7 +7,7 @@ import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 
 @dataclass(frozen=True)
@@ -106,3 +106,46 @@ def read_text(path: str | Path, limit: int = 1 << 20) -> Optional[str]:
     except OSError:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def run_streaming(
+    argv: Sequence[str],
+    timeout: float,
+    on_line: Callable[[str], None],
+    env: Optional[Mapping[str, str]] = None,
+    keep_lines: int = 200,
+) -> RunResult:
+    """Run a long command (an installer) with a hard timeout, passing each output line to `on_line`
+    as it comes; never raises. stdout and stderr are merged; the result keeps the last lines."""
+    import collections
+    import threading
+
+    argv = tuple(str(a) for a in argv)
+    try:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env=dict(env) if env is not None else None, text=True, encoding="utf-8", errors="replace",
+            start_new_session=(os.name == "posix"),
+        )
+    except OSError as exc:
+        reason = "not found" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc))
+        return RunResult(argv, None, error=f"{argv[0]}: {reason}")
+    tail: collections.deque[str] = collections.deque(maxlen=keep_lines)
+
+    def pump() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            line = line.rstrip("\r\n")
+            tail.append(line)
+            on_line(line)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        proc.wait()
+        reader.join(timeout=1)
+        return RunResult(argv, None, "\n".join(tail), error=f"{Path(argv[0]).name} timed out after {timeout:g} s")
+    reader.join(timeout=5)
+    return RunResult(argv, proc.returncode, "\n".join(tail))
