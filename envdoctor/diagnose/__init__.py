@@ -16,7 +16,9 @@ from envdoctor.findings import SEVERITIES, Finding
 Rule = Callable[[Facts], Iterable[Finding]]
 RULES: list[Rule] = []
 
-RULE_MODULES = ("envdoctor.diagnose.driver",)
+RULE_MODULES = ("envdoctor.diagnose.driver", "envdoctor.diagnose.environment", "envdoctor.diagnose.platform",
+                "envdoctor.diagnose.python", "envdoctor.diagnose.frameworks", "envdoctor.diagnose.gpu_arch",
+                "envdoctor.diagnose.cuda_libs", "envdoctor.diagnose.jetson")
 
 
 def rule(fn: Rule) -> Rule:

@@ -1,0 +1,170 @@
+"""Small helpers shared by the rule modules: reading package versions, build tags, GPUs, and
+turning a planner's answer into a finding's fix.
+
+Nothing here holds compatibility knowledge: versions, minimums and arch lists come from the
+matrices (through `knowledge.py`). The planner is imported lazily, only when a fix needs it, so
+`envdoctor check` stays fast.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from envdoctor.facts import Facts
+from envdoctor.findings import Fix
+
+# Distributions of each framework, by the planner's framework name.
+FRAMEWORK_DISTS = {
+    "pytorch": ("torch",),
+    "tensorflow": ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos",
+                   "tf-nightly"),
+    "jax": ("jax", "jaxlib"),
+    "paddle": ("paddlepaddle", "paddlepaddle-gpu"),
+}
+FRAMEWORK_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "paddle": "PaddlePaddle"}
+
+_LOCAL = re.compile(r"\+(.+)$")
+
+
+def package(facts: Facts, name: str) -> Optional[str]:
+    """The installed version of a distribution (the first one if two copies are installed)."""
+    value = facts.python.packages.get(name)
+    return value.split("|")[0] if value else None
+
+
+def package_copies(facts: Facts, name: str) -> list[str]:
+    value = facts.python.packages.get(name)
+    return value.split("|") if value else []
+
+
+def parse(version: Optional[str]) -> Optional[Version]:
+    if not version:
+        return None
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return None
+
+
+def public(version: Optional[str]) -> Optional[Version]:
+    """`2.6.0+cu124` -> Version("2.6.0")."""
+    parsed = parse(version)
+    return Version(parsed.public) if parsed else None
+
+
+def local_tag(version: Optional[str]) -> Optional[str]:
+    """`2.6.0+cu124` -> "cu124"; `0.4.30+cuda12.cudnn89` -> "cuda12.cudnn89"; None without a tag."""
+    if not version:
+        return None
+    match = _LOCAL.search(version)
+    return match.group(1).lower() if match else None
+
+
+def cuda_of_tag(tag: Optional[str]) -> Optional[str]:
+    """The CUDA version a PyTorch build tag names: "cu124" -> "12.4", "cu118" -> "11.8"."""
+    if not tag:
+        return None
+    match = re.fullmatch(r"cu(\d{2,3})", tag)
+    if not match:
+        return None
+    digits = match.group(1)
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def major_minor(version: Optional[str]) -> Optional[str]:
+    parsed = parse(version)
+    if parsed is None:
+        return None
+    release = parsed.release + (0,)
+    return f"{release[0]}.{release[1]}"
+
+
+def version_tuple(text: Optional[str]) -> Optional[tuple[int, ...]]:
+    """A dotted number (driver versions: "570.124.04", WSL "555.99") as a tuple of ints."""
+    if not text:
+        return None
+    parts = re.findall(r"\d+", text)
+    return tuple(int(p) for p in parts) if parts else None
+
+
+def driver_at_least(driver: str, minimum: str) -> bool:
+    have, need = version_tuple(driver), version_tuple(minimum)
+    if have is None or need is None:
+        return True  # unknown: never raise an alarm on it
+    width = max(len(have), len(need))
+    return have + (0,) * (width - len(have)) >= need + (0,) * (width - len(need))
+
+
+def gpu_ccs(facts: Facts) -> list[tuple[int, Optional[str], str]]:
+    """(index, name, "8.6") for every GPU whose compute capability is known."""
+    return [(g.index, g.name, g.compute_capability) for g in facts.gpus if g.compute_capability]
+
+
+def has_usable_gpu(facts: Facts) -> bool:
+    return facts.has_usable_driver and bool(facts.gpus)
+
+
+def nvidia_wheels(facts: Facts) -> dict[str, str]:
+    """Installed NVIDIA CUDA-library wheels (nvidia-cudnn-cu12, nvidia-cuda-runtime, ...)."""
+    return {name: v for name, v in facts.python.packages.items() if name.startswith("nvidia-") and name != "nvidia-ml-py"}
+
+
+def pip_cuda_runtime(facts: Facts) -> Optional[str]:
+    """The CUDA version of the pip CUDA runtime wheel, if one is installed ("12.9")."""
+    for name in ("nvidia-cuda-runtime", "nvidia-cuda-runtime-cu13", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11"):
+        version = package(facts, name)
+        if version:
+            return major_minor(version)
+    return None
+
+
+def framework_of(facts: Facts, framework: str):
+    """The deep-probe record of a framework (frameworks.torch, ...), or None without --deep."""
+    key = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax", "paddle": "paddle"}[framework]
+    return facts.frameworks.get(key)
+
+
+def installed_frameworks(facts: Facts) -> list[str]:
+    return [fw for fw, dists in FRAMEWORK_DISTS.items() if any(package(facts, d) for d in dists)]
+
+
+def framework_version(facts: Facts, framework: str) -> Optional[str]:
+    for dist in FRAMEWORK_DISTS[framework]:
+        version = package(facts, dist)
+        if version:
+            return version
+    return None
+
+
+def plan_fix(facts: Facts, framework: str, fallback: str, version: Optional[str] = None,
+             cuda: str = "auto") -> tuple[Fix, ...]:
+    """This machine's fix from the planner: its commands and manual steps.
+
+    Falls back to one plain step when the planner for the framework is not available or finds
+    nothing that fits (its steps then say what to change, e.g. the driver).
+    """
+    try:
+        from envdoctor.plan import PlanRequest, make_plan
+
+        plan = make_plan(facts, PlanRequest(framework=framework, version=version, cuda=cuda))
+    except Exception:  # planner not there yet, or it cannot plan for this machine
+        return (fallback,)
+    fixes: list[Fix] = [tuple(c) for c in plan.commands]
+    fixes.extend(plan.steps)
+    if not fixes:
+        fixes.extend(plan.warnings or ())
+        fixes.append(fallback)
+    return tuple(fixes)
+
+
+def evidence(**facts_used: object) -> tuple[str, ...]:
+    return tuple(f"{k.replace('__', '.')}={v}" for k, v in facts_used.items())
+
+
+def first(items: Iterable):
+    for item in items:
+        return item
+    return None

@@ -1,0 +1,194 @@
+"""Rules about the CUDA libraries a framework loads at run time: cuDNN versions that do not fit,
+and system CUDA libraries that a framework needs but cannot find."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional
+
+from envdoctor.diagnose import knowledge, rule
+from envdoctor.diagnose._common import (
+    FRAMEWORK_NAMES, framework_of, has_usable_gpu, major_minor, nvidia_wheels, package, plan_fix, public,
+)
+from envdoctor.facts import Cudnn, Facts
+from envdoctor.findings import Finding
+
+_MISSING_LIB = re.compile(r"(lib(?:cudart|cudnn[a-z_]*|cublas(?:Lt)?|cufft|curand|cusolver|cusparse|nccl|nvrtc|nvJitLink|cuda)"
+                          r"\.so(?:\.[\d.]+)?|(?:cudart|cudnn|cublas|cufft|curand|cusolver|cusparse|nvrtc)64_\w+\.dll)"
+                          r"[^\n]{0,40}?(?:cannot open shared object file|not found|could not be found)", re.I)
+
+
+def pip_cudnn(facts: Facts) -> Optional[Cudnn]:
+    return next((c for c in facts.cudnn if (c.source or "").startswith("pip") and c.version), None)
+
+
+def system_cudnn(facts: Facts) -> list[Cudnn]:
+    return [c for c in facts.cudnn if c.version and not (c.source or "").startswith("pip")]
+
+
+def loaded_cudnn(facts: Facts) -> Optional[Cudnn]:
+    """The cuDNN a pip-installed framework loads: its pip wheel first, else the system one."""
+    return pip_cudnn(facts) or next(iter(system_cudnn(facts)), None)
+
+
+# --- cudnn-mismatch --------------------------------------------------------------------------------
+
+
+@rule
+def cudnn_mismatch(facts: Facts) -> Iterable[Finding]:
+    if facts.jetson is not None:
+        return
+    yield from _framework_needs_other_cudnn(facts)
+    yield from _two_majors(facts)
+
+
+def _framework_needs_other_cudnn(facts: Facts) -> Iterable[Finding]:
+    loaded = loaded_cudnn(facts)
+    if loaded is None or not has_usable_gpu(facts):
+        return
+    for framework, dist in (("tensorflow", "tensorflow"), ("jax", "jaxlib")):
+        version = package(facts, dist)
+        if not version:
+            continue
+        deep = framework_of(facts, framework)
+        built = major_minor(deep.cudnn) if deep and deep.cudnn else None
+        source = f"frameworks.{framework}.cudnn" if built else ""
+        if not built:
+            plugin = next((n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")), None)
+            built = knowledge.call("tensorflow", "cudnn_built_with", str(public(version))) if framework == "tensorflow" \
+                else knowledge.call("jax", "cudnn_minimum", str(public(version)), plugin)
+            source = f"{framework} matrix"
+        if not built or _fits(loaded.version, str(built)):
+            continue
+        name = FRAMEWORK_NAMES[framework]
+        yield Finding(
+            code="cudnn-mismatch", severity="error", section="cudnn",
+            title=f"{dist} {version} needs cuDNN {built} (same major, equal or newer minor); it will load cuDNN {loaded.version}",
+            detail=(f"{name} checks the cuDNN it loads against the one it was built with ({source}); the cuDNN found "
+                    f"first here is {loaded.version} from {loaded.source}{' at ' + loaded.path if loaded.path else ''}. "
+                    "It fails with \"Loaded runtime CuDNN library ... but source was compiled with ...\" / \"DNN library "
+                    "initialization failed\" and runs on the CPU."),
+            fix=plan_fix(facts, framework, f"Install the cuDNN {name} needs: reinstall it with its CUDA extra "
+                         f"(`envdoctor install {framework}`), and do not let an older system cuDNN come first"),
+            evidence=(f"python.packages.{dist}={version}", f"cudnn.loaded={loaded.version} ({loaded.source})"),
+        )
+
+
+def _fits(loaded: Optional[str], built: str) -> bool:
+    have, need = public(loaded), public(built)
+    if have is None or need is None:
+        return True
+    return have.release[0] == need.release[0] and have.release[:2] >= need.release[:2]
+
+
+def _two_majors(facts: Facts) -> Iterable[Finding]:
+    majors: dict[int, Cudnn] = {}
+    for c in facts.cudnn:
+        v = public(c.version)
+        if v is not None:
+            majors.setdefault(v.release[0], c)
+    if len(majors) < 2 or not any(package(facts, d) for d in ("tensorflow", "jaxlib", "paddlepaddle-gpu", "torch")):
+        return
+    listing = "; ".join(f"cuDNN {c.version} ({c.source}{' ' + c.path if c.path else ''})" for _, c in sorted(majors.items()))
+    yield Finding(
+        code="cudnn-mismatch", severity="warning", section="cudnn",
+        title=f"cuDNN {' and '.join(str(m) for m in sorted(majors))} are both present",
+        detail=(f"Two cuDNN majors are installed ({listing}). Each framework must load the major it was built for; "
+                "which copy the loader finds first depends on LD_LIBRARY_PATH, ldconfig and import order, so one day the "
+                "wrong one wins (\"Loaded runtime CuDNN library\", CUDNN_STATUS_NOT_INITIALIZED)."),
+        fix=("Remove the cuDNN no framework here needs (the system package or the older pip wheel), or keep the "
+             "frameworks in separate environments",),
+        evidence=tuple(f"cudnn[{i}]={c.version} ({c.source})" for i, c in enumerate(facts.cudnn) if c.version),
+    )
+
+
+# --- cuda-libs-missing -----------------------------------------------------------------------------
+
+
+@rule
+def cuda_libs_missing(facts: Facts) -> Iterable[Finding]:
+    for key, fw in sorted(facts.frameworks.items()):
+        match = _MISSING_LIB.search(fw.import_error or "")
+        if match:
+            yield Finding(
+                code="cuda-libs-missing", severity="error", section="toolkit",
+                title=f"{key} cannot load {match.group(1)}",
+                detail=(f"Importing {key} failed because a CUDA library it needs is not on the loader's path "
+                        f"({match.group(0).strip()})."),
+                fix=plan_fix(facts, _framework_name(key), f"Reinstall {key} with its CUDA libraries (`envdoctor install {key}`)"),
+                evidence=(f"frameworks.{key}.import_error={match.group(0).strip()}",),
+            )
+            return
+    if not has_usable_gpu(facts) or facts.host.os != "linux" or facts.jetson is not None:
+        return
+    yield from _tensorflow_libs(facts)
+    yield from _paddle_libs(facts)
+    yield from _jax_local(facts)
+
+
+def _framework_name(key: str) -> str:
+    return {"torch": "pytorch", "tensorflow": "tensorflow", "jax": "jax", "jaxlib": "jax", "paddle": "paddle"}.get(key, "pytorch")
+
+
+def _toolkit_major(facts: Facts) -> Optional[str]:
+    versions = [t.version for t in facts.cuda_toolkits + ([facts.cuda_toolkit] if facts.cuda_toolkit else []) if t and t.version]
+    return versions[0].split(".")[0] if versions else None
+
+
+def _tensorflow_libs(facts: Facts) -> Iterable[Finding]:
+    version = package(facts, "tensorflow")
+    if not version or facts.host.arch != "x86_64":
+        return
+    needs = knowledge.call("tensorflow", "tested_cuda", str(public(version)))  # e.g. "12.5"
+    if not needs:
+        return
+    pip_runtime = any(n.startswith(("nvidia-cuda-runtime", "nvidia-cudnn")) for n in nvidia_wheels(facts))
+    major = str(needs).split(".")[0]
+    if pip_runtime or _toolkit_major(facts) == major:
+        return
+    yield Finding(
+        code="cuda-libs-missing", severity="error", section="toolkit",
+        title=f"tensorflow {version} will not find the CUDA {major}.x libraries it needs",
+        detail=(f"TensorFlow {public(version)} was built for CUDA {needs}. It loads the CUDA and cuDNN libraries at run "
+                "time, from the pip wheels of `tensorflow[and-cuda]` or from a system installation; neither is here "
+                f"(system toolkit: {_toolkit_major(facts) or 'none'}). It prints \"Could not load dynamic library\" / "
+                "\"Cannot dlopen some GPU libraries\" and runs on the CPU."),
+        fix=plan_fix(facts, "tensorflow", "Install TensorFlow with its CUDA wheels: `python -m pip install \"tensorflow[and-cuda]\"`",
+                     version=f"=={public(version)}"),
+        evidence=(f"python.packages.tensorflow={version}", f"cuda_toolkit={_toolkit_major(facts)}", "python.packages.nvidia-*=none"),
+    )
+
+
+def _paddle_libs(facts: Facts) -> Iterable[Finding]:
+    version = package(facts, "paddlepaddle-gpu")
+    if not version or any(n.startswith("nvidia-cudnn") for n in nvidia_wheels(facts)) or system_cudnn(facts):
+        return
+    yield Finding(
+        code="cuda-libs-missing", severity="error", section="cudnn",
+        title=f"paddlepaddle-gpu {version} will not find cuDNN",
+        detail=("This Paddle build loads cuDNN from the system (or from nvidia-cudnn wheels), and none is installed: "
+                "\"Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion\"."),
+        fix=plan_fix(facts, "paddle", "Install the cuDNN of the CUDA version this Paddle build targets, or reinstall Paddle "
+                     "from its own index for your CUDA (`envdoctor install paddle`)"),
+        evidence=(f"python.packages.paddlepaddle-gpu={version}", "cudnn=[]"),
+    )
+
+
+def _jax_local(facts: Facts) -> Iterable[Finding]:
+    plugin = next((n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")), None)
+    if not plugin:
+        return
+    major = plugin[len("jax-cuda"):].split("-")[0]
+    pip_libs = any(re.match(rf"nvidia-(cudnn|cuda-runtime)(-cu{major})?$", n) for n in nvidia_wheels(facts))
+    if pip_libs or (_toolkit_major(facts) == major and system_cudnn(facts)):
+        return
+    yield Finding(
+        code="cuda-libs-missing", severity="error", section="toolkit",
+        title=f"{plugin} has no CUDA {major} libraries to load",
+        detail=(f"The JAX CUDA plugin is installed without the nvidia-* wheels (a `cuda{major}-local` install), so it needs "
+                f"a system CUDA {major} toolkit and cuDNN; this machine has "
+                f"{'CUDA ' + _toolkit_major(facts) if _toolkit_major(facts) else 'no CUDA toolkit'}"
+                f"{' and no cuDNN' if not system_cudnn(facts) else ''}. JAX fails with \"CUDA backend failed to initialize\"."),
+        fix=plan_fix(facts, "jax", f"Install the pip CUDA libraries: `pip install \"jax[cuda{major}]\"`"),
+        evidence=(f"python.packages.{plugin}={package(facts, plugin)}", f"cuda_toolkit={_toolkit_major(facts)}"),
+    )

@@ -1,0 +1,247 @@
+"""Rules about the framework builds installed in the target environment: a CPU build on a GPU
+machine, companions built for another torch, JAX pieces that do not go together, and a build that
+needs a newer driver than the one present."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from envdoctor.diagnose import knowledge, rule
+from envdoctor.diagnose._common import (
+    FRAMEWORK_NAMES, cuda_of_tag, driver_at_least, framework_of, has_usable_gpu, local_tag, major_minor, package,
+    pip_cuda_runtime, plan_fix, public,
+)
+from envdoctor.facts import Facts
+from envdoctor.findings import Finding
+
+
+def platform_key(facts: Facts) -> str:
+    """How the matrices name a platform: linux-x86_64, linux-aarch64, windows-x86_64, macos-arm64."""
+    return f"{facts.host.os or 'linux'}-{facts.host.arch or 'x86_64'}"
+
+
+def torch_build(facts: Facts) -> tuple[Optional[str], Optional[str], str]:
+    """(version, build, how we know) of the installed torch: build is "cpu", "cu124", "rocm6.2"..."""
+    version = package(facts, "torch")
+    if not version:
+        return None, None, ""
+    deep = framework_of(facts, "pytorch")
+    if deep and deep.version and not deep.import_error:
+        if deep.cuda:
+            return version, "cu" + deep.cuda.replace(".", "")[:3], "frameworks.torch.cuda"
+        if deep.extra.get("hip"):
+            return version, "rocm", "frameworks.torch.extra.hip"
+        return version, "cpu", "frameworks.torch.cuda=null"
+    tag = local_tag(version)
+    if tag and (tag == "cpu" or tag.startswith(("cu", "rocm", "xpu"))):
+        return version, tag, f"python.packages.torch={version}"
+    default = knowledge.call("pytorch", "registry_default_build", str(public(version)), platform_key(facts))
+    return version, default, f"registry default build of torch {public(version)} on {platform_key(facts)}"
+
+
+# --- cpu-only-build --------------------------------------------------------------------------------
+
+
+@rule
+def cpu_only_build(facts: Facts) -> Iterable[Finding]:
+    if not has_usable_gpu(facts) or facts.jetson is not None or facts.host.os not in ("linux", "windows"):
+        return
+    for framework, dist, version, why in _cpu_builds(facts):
+        name = FRAMEWORK_NAMES[framework]
+        yield Finding(
+            code="cpu-only-build", severity="error", section="frameworks",
+            title=f"{dist} {version} is a CPU-only build, but this machine has a usable NVIDIA GPU",
+            detail=(f"{why} {name} will run everything on the CPU; the {len(facts.gpus)} GPU(s) stay idle."),
+            fix=plan_fix(facts, framework, f"Reinstall a CUDA build of {name}: `envdoctor install {framework} --cuda auto`"),
+            evidence=(f"python.packages.{dist}={version}", f"nvidia.driver_version={facts.nvidia.driver_version}"),
+        )
+
+
+def _cpu_builds(facts: Facts) -> Iterable[tuple[str, str, str, str]]:
+    version, build, how = torch_build(facts)
+    if version and build and (build == "cpu" or build.startswith(("rocm", "xpu"))):
+        kind = "a CPU" if build == "cpu" else f"an {build.upper()[:4]} (non-NVIDIA)"
+        yield "pytorch", "torch", version, f"The installed torch is {kind} build ({how})."
+    tf = _tensorflow_cpu(facts)
+    if tf:
+        yield tf
+    jaxlib = package(facts, "jaxlib")
+    if jaxlib and facts.host.os == "linux":
+        plugins = [n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")]
+        if not plugins and "cuda" not in (local_tag(jaxlib) or ""):
+            yield "jax", "jaxlib", jaxlib, "jaxlib is installed without a CUDA plugin (jax-cuda12-plugin / jax-cuda13-plugin)."
+    paddle = package(facts, "paddlepaddle")
+    if paddle and not package(facts, "paddlepaddle-gpu"):
+        yield "paddle", "paddlepaddle", paddle, "`paddlepaddle` is Paddle's CPU package; the GPU build is `paddlepaddle-gpu`."
+
+
+def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str]]:
+    if facts.host.os != "linux":
+        return None  # native Windows: tf-windows-native-gpu says it better
+    cpu = package(facts, "tensorflow-cpu")
+    if cpu and not package(facts, "tensorflow"):
+        return "tensorflow", "tensorflow-cpu", cpu, "`tensorflow-cpu` is TensorFlow's CPU-only package."
+    version = package(facts, "tensorflow")
+    if not version:
+        return None
+    deep = framework_of(facts, "tensorflow")
+    if deep and deep.version and not deep.import_error and deep.extra.get("is_cuda_build") is False:
+        return "tensorflow", "tensorflow", version, "The installed TensorFlow reports is_cuda_build=False."
+    if facts.host.arch == "aarch64":
+        gpu_wheels = knowledge.call("tensorflow", "has_gpu_wheels", str(public(version)), platform_key(facts))
+        if gpu_wheels is False:
+            return "tensorflow", "tensorflow", version, "TensorFlow's Linux aarch64 wheels are CPU-only."
+    return None
+
+
+# --- companion-mismatch ----------------------------------------------------------------------------
+
+COMPANIONS = ("torchvision", "torchaudio", "torchtext")
+
+
+@rule
+def companion_mismatch(facts: Facts) -> Iterable[Finding]:
+    torch = package(facts, "torch")
+    if not torch:
+        return
+    torch_tag = local_tag(torch)
+    expected = knowledge.call("pytorch", "companion_versions", str(public(torch))) or {}
+    for name in COMPANIONS:
+        version = package(facts, name)
+        if not version:
+            continue
+        problem = _build_problem(torch, torch_tag, version, local_tag(version)) or _version_problem(name, version, expected.get(name))
+        if not problem:
+            continue
+        severity, why = problem
+        yield Finding(
+            code="companion-mismatch", severity=severity, section="frameworks",
+            title=f"{name} {version} does not match torch {torch}",
+            detail=(f"{why} {name}'s compiled operators link against one exact torch build; with another one they fail "
+                    f"to register (\"operator torchvision::nms does not exist\", \"undefined symbol\") or {name} "
+                    "refuses to load."),
+            fix=plan_fix(facts, "pytorch", f"Reinstall torch and {name} together from the same build: "
+                         f"`envdoctor install pytorch --version {public(torch)}`", version=f"=={public(torch)}"),
+            evidence=(f"python.packages.torch={torch}", f"python.packages.{name}={version}"),
+        )
+
+
+def _build_problem(torch: str, torch_tag: Optional[str], version: str, tag: Optional[str]) -> Optional[tuple[str, str]]:
+    if not torch_tag or not tag or torch_tag == tag:
+        return None
+    torch_cuda, comp_cuda = cuda_of_tag(torch_tag), cuda_of_tag(tag)
+    if torch_cuda and comp_cuda:
+        if torch_cuda.split(".")[0] != comp_cuda.split(".")[0]:
+            return "error", f"They were built for different CUDA majors ({torch_tag} and {tag})."
+        return "warning", f"They were built for different CUDA versions ({torch_tag} and {tag}); this mostly works but is not a tested pair."
+    return "error", f"They are different builds ({torch_tag} and {tag})."
+
+
+def _version_problem(name: str, version: str, expected: Optional[str]) -> Optional[tuple[str, str]]:
+    have = public(version)
+    if not expected or have is None:
+        return None
+    spec = str(expected)
+    try:
+        from packaging.specifiers import SpecifierSet
+
+        if spec[0] in "<>=!~":
+            ok = have in SpecifierSet(spec)
+        else:
+            ok = have.release[:len(public(spec).release)] == public(spec).release
+    except Exception:
+        return None
+    return None if ok else ("error", f"The {name} release made for this torch is {spec}.")
+
+
+# --- jax-version-skew ------------------------------------------------------------------------------
+
+
+@rule
+def jax_version_skew(facts: Facts) -> Iterable[Finding]:
+    jax, jaxlib = package(facts, "jax"), package(facts, "jaxlib")
+    if not jaxlib:
+        return
+    problems: list[str] = []
+    if jax and public(jaxlib) and public(jax) and public(jaxlib) > public(jax):
+        problems.append(f"jaxlib {jaxlib} is newer than jax {jax} (jaxlib must not be newer than jax)")
+    minimum = knowledge.call("jax", "minimum_jaxlib", str(public(jax))) if jax else None
+    if minimum and public(jaxlib) < public(str(minimum)):
+        problems.append(f"jax {jax} needs jaxlib >= {minimum}, found {jaxlib}")
+    lib = public(jaxlib)
+    for name in sorted(facts.python.packages):
+        if name.startswith("jax-cuda") and (name.endswith("-plugin") or name.endswith("-pjrt")):
+            version = package(facts, name)
+            if public(version) != lib:
+                problems.append(f"{name} {version} is not the same version as jaxlib {jaxlib} (they must match exactly)")
+    if not problems:
+        return
+    extra = next((n.split("-")[1] for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")), None)
+    yield Finding(
+        code="jax-version-skew", severity="error", section="frameworks",
+        title="jax, jaxlib and the CUDA plugin versions do not go together",
+        detail=("; ".join(problems) + ". JAX loads its CUDA backend as a plugin built against one exact jaxlib; "
+                "mismatched pieces fail with 'Unable to initialize backend cuda', 'Mismatched PJRT plugin PJRT API "
+                "version', missing FFI handlers, or a segfault, and JAX silently falls back to the CPU."),
+        fix=plan_fix(facts, "jax", f"Reinstall them together: `pip install \"jax[{extra or 'cuda12'}]=={public(jax) or lib}\"`",
+                     version=f"=={public(jax) or lib}"),
+        evidence=tuple(f"python.packages.{n}={facts.python.packages[n]}" for n in sorted(facts.python.packages)
+                       if n in ("jax", "jaxlib") or n.startswith("jax-cuda")),
+    )
+
+
+# --- driver-too-old --------------------------------------------------------------------------------
+
+
+@rule
+def driver_too_old(facts: Facts) -> Iterable[Finding]:
+    nv = facts.nvidia
+    if not facts.has_usable_driver or facts.jetson is not None or (nv.driver_kind == "jetson"):
+        return
+    target_os = "windows" if facts.host.os == "windows" or nv.driver_kind == "wsl" or facts.host.wsl else "linux"
+    for framework, dist, version, cuda, how in _cuda_builds(facts):
+        minimum = knowledge.call("drivers", "wheel_minimum", cuda, target_os)
+        if not minimum or driver_at_least(nv.driver_version, str(minimum)):
+            continue
+        name = FRAMEWORK_NAMES[framework]
+        yield Finding(
+            code="driver-too-old", severity="error", section="nvidia",
+            title=f"{dist} {version} needs NVIDIA driver >= {minimum} (CUDA {cuda}); this machine has {nv.driver_version}",
+            detail=(f"The installed {name} build uses CUDA {cuda} ({how}). Its CUDA runtime refuses to start on an older "
+                    f"driver (\"CUDA driver version is insufficient\" / \"The NVIDIA driver on your system is too old\"), "
+                    f"so {name} runs on the CPU or fails."),
+            fix=_driver_fixes(facts, framework, str(minimum)),
+            evidence=(f"nvidia.driver_version={nv.driver_version}", f"python.packages.{dist}={version}"),
+        )
+
+
+def _driver_fixes(facts: Facts, framework: str, minimum: str) -> tuple:
+    fallback = (f"Update the NVIDIA driver to {minimum} or newer, or install a build for an older CUDA "
+                f"(`envdoctor install {framework}`)")
+    fixes = plan_fix(facts, framework, fallback)
+    if fixes != (fallback,):
+        fixes += (f"or update the NVIDIA driver to {minimum} or newer",)
+    return fixes
+
+
+def _cuda_builds(facts: Facts) -> Iterable[tuple[str, str, str, str, str]]:
+    version, build, how = torch_build(facts)
+    torch_cuda = cuda_of_tag(build)
+    if version and torch_cuda:
+        yield "pytorch", "torch", version, torch_cuda, how
+    runtime = pip_cuda_runtime(facts)
+    for framework, dist in (("tensorflow", "tensorflow"), ("jax", "jaxlib"), ("paddle", "paddlepaddle-gpu")):
+        fw_version = package(facts, dist)
+        if not fw_version:
+            continue
+        deep = framework_of(facts, framework)
+        cuda = major_minor(deep.cuda) if deep and deep.cuda else None
+        source = f"frameworks.{dist}.cuda" if cuda else ""
+        if not cuda and framework == "jax":
+            plugin = next((n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")), None)
+            cuda = f"{plugin[len('jax-cuda'):].split('-')[0]}.0" if plugin else None
+            source = f"python.packages.{plugin}" if plugin else ""
+        if not cuda and runtime and framework != "jax":
+            cuda, source = runtime, "the nvidia-cuda-runtime wheel in the environment"
+        if cuda and (framework != "pytorch"):
+            yield framework, dist, fw_version, cuda, source

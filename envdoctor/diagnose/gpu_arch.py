@@ -1,0 +1,58 @@
+"""gpu-arch-unsupported: the installed build carries no kernels for a GPU of this machine.
+
+The build's arch list comes from the deep probe (`torch.cuda.get_arch_list()`) when `--deep` ran,
+from the pytorch matrix otherwise; whether an arch list runs on a compute capability is the gpus
+matrix's binary-compatibility rule.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from envdoctor.diagnose import knowledge, rule
+from envdoctor.diagnose._common import framework_of, gpu_ccs, plan_fix, public
+from envdoctor.diagnose.frameworks import platform_key, torch_build
+from envdoctor.facts import Facts
+from envdoctor.findings import Finding
+
+
+@rule
+def gpu_arch_unsupported(facts: Facts) -> Iterable[Finding]:
+    if not facts.has_usable_driver or facts.jetson is not None:
+        return  # Jetson: jetson-wrong-wheel names the real problem
+    version, build, how = torch_build(facts)
+    if not version or not build or not build.startswith("cu"):
+        return
+    arch_list, source = _torch_arch_list(facts, version, build)
+    if not arch_list:
+        return
+    missing = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if runs(arch_list, cc) is False]
+    if not missing:
+        return
+    sm = sorted({"sm_" + cc.replace(".", "") for _, _, cc in missing})
+    gpus = ", ".join(f"GPU {i} {name or ''} (compute capability {cc})".replace("  ", " ") for i, name, cc in missing)
+    yield Finding(
+        code="gpu-arch-unsupported", severity="error", section="frameworks",
+        title=f"torch {version} has no kernels for {', '.join(sm)}",
+        detail=(f"This build ({build}) carries code for {' '.join(arch_list)} ({source}); {gpus} cannot run any of it. "
+                "torch.cuda.is_available() still says True, but the first real operation fails with \"no kernel image "
+                "is available for execution on the device\" (and torch warns that the GPU \"is not compatible with the "
+                "current PyTorch installation\")."),
+        fix=plan_fix(facts, "pytorch", f"Install a torch build whose arch list includes {', '.join(sm)}: "
+                     "`envdoctor install pytorch --cuda auto`"),
+        evidence=(f"python.packages.torch={version}", f"arch_list={','.join(arch_list)}",
+                  *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in missing)),
+    )
+
+
+def _torch_arch_list(facts: Facts, version: str, build: str) -> tuple[Optional[list[str]], str]:
+    deep = framework_of(facts, "pytorch")
+    if deep and deep.arch_list:
+        return list(deep.arch_list), "torch.cuda.get_arch_list()"
+    arches = knowledge.call("pytorch", "arch_list", str(public(version)), build, platform_key(facts))
+    return (list(arches), "pytorch matrix") if arches else (None, "")
+
+
+def runs(arch_list: list[str], cc: str) -> Optional[bool]:
+    """Whether a build with these arches runs on a GPU of compute capability `cc` (gpus matrix rule)."""
+    return knowledge.call("gpus", "runs_on", arch_list, cc)
