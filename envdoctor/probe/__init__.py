@@ -11,7 +11,7 @@ import datetime as dt
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
@@ -24,7 +24,7 @@ class ProbeContext:
     python: str  # the target interpreter
     root: Path = Path("/")  # filesystem root; tests point it at a recorded tree
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    timeout: float = 5.0  # per subprocess
+    timeout: float = 5.0  # per subprocess (ENVDOCTOR_PROBE_TIMEOUT overrides it in collect())
     deep_timeout: float = 120.0  # per framework import
     errors: list[ProbeError] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -38,12 +38,24 @@ class ProbeContext:
         return self.root / absolute.lstrip("/")
 
 
+DEFAULT_TIMEOUT = 5.0
+
+
+def timeout_from(environ: Mapping[str, str]) -> float:
+    """Per-subprocess timeout: ENVDOCTOR_PROBE_TIMEOUT (seconds) or 5 s."""
+    try:
+        value = float(environ.get("ENVDOCTOR_PROBE_TIMEOUT", ""))
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return value if 0 < value <= 600 else DEFAULT_TIMEOUT
+
+
 def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[ProbeContext] = None) -> tuple[Facts, dict[str, float]]:
     """Probe this machine. Returns the Facts and the seconds each probe took."""
     from envdoctor.probe import amd, cudnn, envvars, host, jetson, nvidia, pyenv, toolkit
 
     if ctx is None:
-        ctx = ProbeContext(python=pyenv.resolve_target(python, os.environ))
+        ctx = ProbeContext(python=pyenv.resolve_target(python, os.environ), timeout=timeout_from(os.environ))
     timings: dict[str, float] = {}
 
     def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -56,26 +68,28 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
         finally:
             timings[name] = round(time.perf_counter() - start, 4)
 
-    def python_and_dependents() -> tuple[PythonEnv, Any, Any]:
+    def python_and_dependents(toolkit_future: Future) -> tuple[PythonEnv, Any, Any]:
         env = timed("python", pyenv.probe) or PythonEnv(executable=ctx.python)
         with ThreadPoolExecutor(max_workers=2) as inner:
-            cudnn_future = inner.submit(timed, "cudnn", cudnn.probe, env)
             deep_future = None
             if deep:
                 from envdoctor.probe import deep as deep_probe
 
                 deep_future = inner.submit(timed, "deep", deep_probe.probe, env)
+            toolkits = (toolkit_future.result() or (None, []))[1]
+            cudnn_future = inner.submit(timed, "cudnn", cudnn.probe, env, toolkits)
             return env, cudnn_future.result(), deep_future.result() if deep_future else None
 
     with ThreadPoolExecutor(max_workers=8) as pool:
+        toolkit_future = pool.submit(timed, "toolkit", toolkit.probe)
         futures = {
+            "python": pool.submit(python_and_dependents, toolkit_future),
             "host": pool.submit(timed, "host", host.probe),
             "nvidia": pool.submit(timed, "nvidia", nvidia.probe),
-            "toolkit": pool.submit(timed, "toolkit", toolkit.probe),
+            "toolkit": toolkit_future,
             "jetson": pool.submit(timed, "jetson", jetson.probe),
             "amd": pool.submit(timed, "amd", amd.probe),
             "env": pool.submit(timed, "env", envvars.probe),
-            "python": pool.submit(python_and_dependents),
         }
         results = {name: future.result() for name, future in futures.items()}
 
