@@ -1,9 +1,117 @@
-"""`envdoctor install` (not built yet)."""
+"""`envdoctor install FRAMEWORK`: the command that installs a build that really runs on this machine.
+
+Exit codes: 0 a plan was found (and, with --run, installed and verified); 1 nothing fits, or the
+installation failed; 2 usage error (bad option, unknown framework, a refused --run).
+"""
 
 from __future__ import annotations
 
+import re
+import sys
+from typing import Optional
+
 import typer
+
+from envdoctor.commands.common import FactsOption, PythonOption, obtain_facts
+from envdoctor.errors import UsageError
+
+CUDA_CHOICE = re.compile(r"^(auto|cpu|\d{1,2}\.\d|cu\d{3,4}|rocm\d+\.\d+(\.\d+)?)$")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command()(install)
+
+
+def install(
+    framework: str = typer.Argument(..., help="pytorch (torch), tensorflow (tf), jax or paddle (paddlepaddle)."),
+    version: Optional[str] = typer.Option(None, "--version", metavar="SPEC", help="A release or PEP 440 specifier: 2.6, '>=2.5,<2.8'."),
+    cuda: str = typer.Option("auto", "--cuda", help="auto, cpu, a CUDA version (12.8), a build (cu128) or a ROCm build (rocm6.4)."),
+    manager: str = typer.Option("pip", "--manager", help="pip, uv or conda."),
+    python: Optional[str] = PythonOption,
+    facts_file: Optional[str] = FactsOption,
+    json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    run: bool = typer.Option(False, "--run", help="Run the commands after asking, then verify the result."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="With --run: do not ask for confirmation."),
+    allow_system: bool = typer.Option(False, "--allow-system", help="With --run: allow writing into a system interpreter or a conda base env."),
+) -> None:
+    """Print the command that installs FRAMEWORK for this machine (or for --facts FILE)."""
+    from envdoctor.plan import MANAGERS, PlanRequest, canonical_framework
+
+    request = PlanRequest(
+        framework=canonical_framework(framework),
+        version=validated_version(version),
+        cuda=validated_cuda(cuda),
+        manager=validated_choice("--manager", manager, MANAGERS),
+    )
+    if facts_file and python:
+        raise UsageError("--facts and --python name two different targets; give one of them")
+    if run and facts_file:
+        raise UsageError("--run installs into this machine; it cannot be combined with --facts FILE")
+    if run and json_out:
+        raise UsageError("--run asks before it runs; it cannot be combined with --json")
+
+    facts, _ = obtain_facts(facts_file, python)
+    plan = plan_for(facts, request)
+    if json_out:
+        from envdoctor.render import print_json
+
+        print_json(plan.to_dict())
+        raise typer.Exit(0 if plan.ok else 1)
+
+    from envdoctor.render import console
+    from envdoctor.render.plan import print_plan
+
+    con = console()
+    print_plan(con, plan, facts)
+    if not plan.ok:
+        raise typer.Exit(1)
+    if run:
+        from envdoctor.plan.run import run_plan
+
+        raise typer.Exit(run_plan(con, plan, facts, assume_yes=yes, allow_system=allow_system,
+                                  interactive=sys.stdin.isatty()))
+
+
+def plan_for(facts, request):
+    """make_plan, with a missing framework planner reported as one line instead of a traceback."""
+    from envdoctor.plan import make_plan
+
+    try:
+        return make_plan(facts, request)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"envdoctor.plan.{request.framework}":
+            raise
+        raise UsageError(f"planning for {request.framework} is not available in this build of envdoctor yet") from None
+
+
+def validated_version(spec: Optional[str]) -> Optional[str]:
+    if spec is None:
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    spec = spec.strip()
+    try:
+        Version(spec)
+        return spec
+    except InvalidVersion:
+        pass
+    try:
+        SpecifierSet(spec)
+        return spec
+    except InvalidSpecifier:
+        raise UsageError(f"--version {spec!r} is neither a version (2.6) nor a specifier ('>=2.5,<2.8')") from None
+
+
+def validated_cuda(value: str) -> str:
+    value = value.strip().lower()
+    if not CUDA_CHOICE.match(value):
+        raise UsageError(f"--cuda {value!r} is not one of: auto, cpu, a CUDA version (12.8), a build (cu128), rocm6.4")
+    return value
+
+
+def validated_choice(option: str, value: str, choices) -> str:
+    value = value.strip().lower()
+    if value not in choices:
+        raise UsageError(f"{option} {value!r} is not one of: {', '.join(choices)}")
+    return value

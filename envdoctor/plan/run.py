@@ -1,0 +1,409 @@
+"""`envdoctor install --run`: carry out an InstallPlan in the target environment, safely.
+
+1. Refuse what must not happen silently: a system interpreter or a conda base environment (unless
+   --allow-system), or running without a confirmation (no terminal to ask and no --yes).
+2. Before: record the environment's distributions in a state file and say how to restore them.
+3. Run each command (an argv list, never a shell string) with a generous timeout, streaming output.
+4. On failure: show the installer's last lines, put back what changed (uninstall what was added,
+   reinstall the previous versions of what was replaced or removed) and say what was done.
+5. After: check the planned versions are installed, then import the framework in the target
+   interpreter and check it sees the device the plan was made for.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from rich.markup import escape
+
+from envdoctor import proc
+from envdoctor.errors import UsageError
+from envdoctor.facts import Facts, PythonEnv
+from envdoctor.plan import InstallPlan
+
+COMMAND_TIMEOUT = 3600.0  # one installer command; a CUDA framework can be gigabytes
+QUERY_TIMEOUT = 120.0  # pip freeze, uninstall, metadata lookups
+IMPORT_TIMEOUT = 300.0  # first import of a framework compiles caches
+PROTECTED_ENVS = {"system": "a system interpreter", "conda-base": "a conda base environment"}
+INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "--find-links", "-f")
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^=;\s]+)$")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# --- 1. refusals --------------------------------------------------------------------------------
+
+def refusal(python: PythonEnv, allow_system: bool) -> Optional[str]:
+    """Why --run must not write into this environment, or None."""
+    what = PROTECTED_ENVS.get(python.env_kind or "")
+    if what is None or allow_system:
+        return None
+    return (f"refusing to install into {what} ({python.executable}); create a virtual environment "
+            f"(python -m venv .venv) and pass --python .venv/bin/python, or pass --allow-system")
+
+
+def confirmed(con, plan: InstallPlan, python: str, assume_yes: bool, interactive: bool) -> bool:
+    if assume_yes:
+        return True
+    if not interactive:
+        raise UsageError("--run needs a confirmation but stdin is not a terminal; pass --yes to run without asking")
+    import typer
+
+    con.print()
+    return typer.confirm(f"Run {len(plan.commands)} command(s) in {python}?", default=False)
+
+
+# --- 2. the environment before ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The target's distributions before the change: canonical name → (version, requirement line)."""
+
+    packages: dict[str, tuple[str, str]] = field(default_factory=dict)
+    source: str = "pip freeze"  # pip freeze | uv pip freeze | facts (the probe's package list)
+    text: str = ""  # what was recorded, as written to the state file
+
+    @property
+    def complete(self) -> bool:
+        return self.source != "facts"
+
+
+def parse_freeze(text: str) -> dict[str, tuple[str, str]]:
+    """`pip freeze` lines → canonical name → (version, the line to reinstall it with)."""
+    found: dict[str, tuple[str, str]] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "-")):
+            continue  # comments, editable and option lines: not restorable by name
+        if " @ " in line:
+            name = line.split(" @ ", 1)[0].strip()
+            found[canonical(name)] = ("@ " + line.split(" @ ", 1)[1].strip(), line)
+            continue
+        m = PIN.match(line)
+        if m:
+            found[canonical(m.group(1))] = (m.group(3), f"{m.group(1)}=={m.group(3)}")
+    return found
+
+
+def freeze_argv(python: str, manager: str) -> list[str]:
+    if manager == "uv":
+        return ["uv", "pip", "freeze", "--python", python]
+    return [python, "-m", "pip", "freeze"]
+
+
+def take_snapshot(python: str, manager: str, facts: Facts) -> Snapshot:
+    for argv in _freeze_commands(python, manager):
+        result = proc.run(argv, timeout=QUERY_TIMEOUT)
+        if result.ok:
+            source = "uv pip freeze" if argv[0] == "uv" else "pip freeze"
+            return Snapshot(parse_freeze(result.stdout), source, result.stdout)
+    # No installer could list the environment: fall back to what the probe saw (relevant packages only).
+    packages = {canonical(n): (v, f"{n}=={v}") for n, v in facts.python.packages.items() if "|" not in v}
+    return Snapshot(packages, "facts", "".join(f"{line}\n" for _, line in packages.values()))
+
+
+def _freeze_commands(python: str, manager: str) -> list[list[str]]:
+    commands = [freeze_argv(python, "pip")]
+    if manager == "uv":
+        commands.insert(0, freeze_argv(python, "uv"))
+    return commands
+
+
+def state_dir() -> Path:
+    override = os.environ.get("ENVDOCTOR_STATE_DIR")
+    if override:
+        return Path(override)
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "envdoctor" / "state"
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "envdoctor"
+
+
+def save_snapshot(snapshot: Snapshot, python: str, framework: str) -> Optional[Path]:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = state_dir() / f"before-{framework}-{stamp}.txt"
+    header = f"# envdoctor: packages of {python} before installing {framework} ({snapshot.source}, {stamp})\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + snapshot.text, encoding="utf-8")
+    except OSError:
+        return None
+    return path
+
+
+# --- 4. putting the environment back ------------------------------------------------------------
+
+def index_options(plan: InstallPlan) -> list[str]:
+    """The package-index options the plan's commands use, so a restore can find the same builds."""
+    no_index = False
+    pairs: list[tuple[str, str]] = []
+    for argv in plan.commands:
+        for i, token in enumerate(argv):
+            if token in INDEX_OPTIONS and i + 1 < len(argv) and (token, argv[i + 1]) not in pairs:
+                pairs.append((token, argv[i + 1]))
+            no_index = no_index or token == "--no-index"
+    return (["--no-index"] if no_index else []) + [item for pair in pairs for item in pair]
+
+
+def restore_commands(before: Snapshot, after: dict[str, tuple[str, str]], python: str, manager: str,
+                     extra: list[str]) -> list[list[str]]:
+    """Commands that bring `after` back to `before`: uninstall what was added, reinstall the rest."""
+    added = sorted(name for name in after if name not in before.packages) if before.complete else []
+    changed = sorted(name for name, (version, _) in before.packages.items()
+                     if after.get(name, (None,))[0] != version)
+    commands: list[list[str]] = []
+    if manager == "uv":
+        if added:
+            commands.append(["uv", "pip", "uninstall", "--python", python, *added])
+        if changed:
+            commands.append(["uv", "pip", "install", "--python", python, "--no-deps",
+                             *[before.packages[n][1] for n in changed], *extra])
+        return commands
+    if added:
+        commands.append([python, "-m", "pip", "uninstall", "--yes", *added])
+    if changed:
+        commands.append([python, "-m", "pip", "install", "--no-deps",
+                         *[before.packages[n][1] for n in changed], *extra])
+    return commands
+
+
+def current_packages(python: str, manager: str) -> Optional[dict[str, tuple[str, str]]]:
+    for argv in _freeze_commands(python, manager):
+        result = proc.run(argv, timeout=QUERY_TIMEOUT)
+        if result.ok:
+            return parse_freeze(result.stdout)
+    return None
+
+
+def roll_back(con, before: Snapshot, python: str, manager: str, plan: InstallPlan) -> bool:
+    """Put the environment back as it was; True when it now matches the snapshot again."""
+    if manager == "conda":
+        con.print("[yellow]! conda changes are not rolled back automatically; see the restore command above.[/]")
+        return False
+    after = current_packages(python, manager)
+    if after is None:
+        con.print("[red]✗ cannot list the environment's packages, so nothing was restored.[/]")
+        return False
+    commands = restore_commands(before, after, python, manager, index_options(plan))
+    if not commands:
+        con.print("  The environment's packages are unchanged; nothing to restore.")
+        return True
+    con.print("\n[bold]Restoring the previous packages:[/]")
+    for argv in commands:
+        con.print(f"  $ {escape(_shell(argv))}", soft_wrap=True)
+        result = proc.run(argv, timeout=COMMAND_TIMEOUT)
+        if not result.ok:
+            con.print(f"[red]✗ restore step failed: {escape(result.describe_failure())}[/]", soft_wrap=True)
+            return False
+    again = current_packages(python, manager) or {}
+    left = restore_commands(before, again, python, manager, [])
+    if left:
+        con.print("[red]✗ the environment still differs from before; run the commands above by hand.[/]")
+        return False
+    con.print("[green]✓ restored: the environment has the same packages as before.[/]")
+    return True
+
+
+# --- 5. verification ----------------------------------------------------------------------------
+
+IMPORT_NAMES = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax", "paddle": "paddle"}
+GPU_COUNT = {
+    "torch": "(torch.cuda.device_count() if torch.cuda.is_available() else 0)",
+    "tensorflow": "len(tensorflow.config.list_physical_devices('GPU'))",
+    "jax": "sum(d.platform in ('gpu', 'cuda', 'rocm', 'METAL') for d in jax.devices())",
+    "paddle": "(paddle.device.cuda.device_count() if paddle.is_compiled_with_cuda() else 0)",
+}
+MPS_CHECK = {"torch": "bool(getattr(torch.backends, 'mps', None) and torch.backends.mps.is_available())"}
+METADATA_SCRIPT = """
+import json, sys
+from importlib import metadata
+out = {}
+for name in sys.argv[1:]:
+    try:
+        out[name] = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        out[name] = None
+print(json.dumps(out))
+"""
+
+
+def planned_pins(plan: InstallPlan) -> dict[str, str]:
+    """`name==version` requirements in the plan's pip/uv commands: what must be installed after."""
+    pins: dict[str, str] = {}
+    for argv in plan.commands:
+        if not _is_python_installer(argv):
+            continue
+        for token in argv:
+            m = PIN.match(token)
+            if m:
+                pins[canonical(m.group(1))] = m.group(3)
+    return pins
+
+
+def _is_python_installer(argv) -> bool:
+    head = " ".join(argv[:4])
+    return "pip" in head and "install" in argv
+
+
+def installed_versions(python: str, names) -> Optional[dict[str, Optional[str]]]:
+    result = proc.run([python, "-c", METADATA_SCRIPT, *names], timeout=QUERY_TIMEOUT)
+    if not result.ok:
+        return None
+    try:
+        return json.loads(result.stdout)
+    except json.JSONDecodeError:
+        return None
+
+
+def version_matches(installed: str, planned: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return SpecifierSet(f"=={planned}").contains(Version(installed), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return installed == planned
+
+
+def device_script(module: str) -> str:
+    gpus = GPU_COUNT.get(module, "0")
+    mps = MPS_CHECK.get(module, "False")
+    return (f"import json, {module}\n"
+            f"print(json.dumps({{'version': getattr({module}, '__version__', None), 'gpus': {gpus}, 'mps': {mps}}}))\n")
+
+
+def expected_device(plan: InstallPlan) -> Optional[str]:
+    build = (plan.build or "").lower()
+    if build.startswith(("cu", "jp", "rocm")) or "cuda" in build:
+        return "gpu"
+    if build in ("mps", "metal"):
+        return "mps"
+    return None
+
+
+def verify(con, plan: InstallPlan, python: str, facts: Facts) -> bool:
+    ok = _verify_versions(con, plan, python)
+    return _verify_import(con, plan, python, facts) and ok
+
+
+def _verify_versions(con, plan: InstallPlan, python: str) -> bool:
+    pins = planned_pins(plan)
+    if not pins:
+        return True
+    found = installed_versions(python, list(pins))
+    if found is None:
+        con.print("[red]✗ cannot read the installed versions from the target interpreter.[/]")
+        return False
+    ok = True
+    for name, planned in pins.items():
+        installed = found.get(name)
+        if installed and version_matches(installed, planned):
+            con.print(f"[green]✓[/] {escape(name)} {escape(installed)}")
+        else:
+            con.print(f"[red]✗ {escape(name)}: planned {escape(planned)}, installed {escape(installed or 'nothing')}[/]")
+            ok = False
+    return ok
+
+
+def _verify_import(con, plan: InstallPlan, python: str, facts: Facts) -> bool:
+    module = IMPORT_NAMES.get(plan.framework, plan.framework.replace("-", "_"))
+    result = proc.run([python, "-c", device_script(module)], timeout=IMPORT_TIMEOUT)
+    if not result.ok:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        con.print(f"[red]✗ import {escape(module)} failed: {escape(lines[-1] if lines else result.describe_failure())}[/]")
+        return False
+    try:
+        seen = json.loads(result.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        con.print(f"[red]✗ import {escape(module)} printed something unexpected[/]")
+        return False
+    con.print(f"[green]✓[/] import {escape(module)} {escape(str(seen.get('version')))}")
+    return _check_device(con, plan, facts, seen)
+
+
+def _check_device(con, plan: InstallPlan, facts: Facts, seen: dict) -> bool:
+    expected = expected_device(plan)
+    gpus = int(seen.get("gpus") or 0)
+    if expected == "gpu":
+        if gpus == 0:
+            con.print(f"[red]✗ {escape(plan.build or '')} build installed, but it sees no GPU[/]")
+            return False
+        con.print(f"[green]✓[/] sees {gpus} GPU(s)")
+        if len(facts.gpus) > gpus and not facts.env.get("CUDA_VISIBLE_DEVICES"):
+            con.print(f"[yellow]! the machine has {len(facts.gpus)} GPUs; the framework sees {gpus}[/]")
+    elif expected == "mps":
+        if not (seen.get("mps") or gpus):
+            con.print("[red]✗ the Metal/MPS device is not available[/]")
+            return False
+        con.print("[green]✓[/] the Metal/MPS device is available")
+    return True
+
+
+# --- the whole --run ----------------------------------------------------------------------------
+
+def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, allow_system: bool = False,
+             interactive: bool = False) -> int:
+    """Run an InstallPlan for real; the exit code: 0 installed and verified, 1 failed."""
+    python = facts.python.executable
+    if not python:
+        raise UsageError("--run: the target interpreter is unknown")
+    reason = refusal(facts.python, allow_system)
+    if reason:
+        raise UsageError(reason)
+    if not confirmed(con, plan, python, assume_yes, interactive):
+        con.print("Nothing was run.")
+        return 0
+    before = _record(con, plan, python, facts)
+    for number, argv in enumerate(plan.commands, 1):
+        con.print(f"\n[bold]\\[{number}/{len(plan.commands)}] $ {escape(_shell(argv))}[/]", soft_wrap=True)
+        result = proc.run_streaming(argv, COMMAND_TIMEOUT, lambda line: con.print(f"[dim]  {escape(line)}[/]", soft_wrap=True))
+        if not result.ok:
+            _report_failure(con, result)
+            roll_back(con, before, python, plan.manager, plan)
+            return 1
+    con.print("\n[bold]Checking the result:[/]")
+    if not verify(con, plan, python, facts):
+        con.print("[red]✗ installed, but the check failed (see above).[/]")
+        return 1
+    con.print(f"[bold green]✓ {escape(plan.framework)} {escape(plan.version or '')} ({escape(plan.build or '')}) is installed and works.[/]")
+    return 0
+
+
+def _record(con, plan: InstallPlan, python: str, facts: Facts) -> Snapshot:
+    before = take_snapshot(python, plan.manager, facts)
+    path = save_snapshot(before, python, plan.framework)
+    where = f"saved to {path}" if path else "kept in memory (the state directory is not writable)"
+    partial = "" if before.complete else " (only the packages the probe saw: no installer could list the environment)"
+    con.print(f"\nRecorded {len(before.packages)} installed package(s) before the change{partial}; {escape(where)}", soft_wrap=True)
+    if plan.manager == "conda":
+        con.print("  To restore by hand: [bold]conda list --revisions[/] then [bold]conda install --revision N[/]")
+    elif path:
+        restore = [python, "-m", "pip", "install", "--no-deps", "-r", str(path)]
+        if plan.manager == "uv":
+            restore = ["uv", "pip", "install", "--python", python, "--no-deps", "-r", str(path)]
+        con.print(f"  To restore by hand: [bold]{escape(_shell(restore))}[/]", soft_wrap=True)
+    return before
+
+
+def _report_failure(con, result: proc.RunResult) -> None:
+    con.print(f"\n[red]✗ the installer failed: {escape(result.error or f'exit status {result.returncode}')}[/]")
+    last = [line for line in result.stdout.splitlines() if line.strip()][-10:]
+    if last:
+        con.print("[bold]Its last lines:[/]")
+        for line in last:
+            con.print(f"  {escape(line)}", soft_wrap=True)
+
+
+def _shell(argv) -> str:
+    from envdoctor.render.plan import shell_command
+
+    return shell_command(argv, windows=sys.platform == "win32")

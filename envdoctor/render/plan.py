@@ -1,0 +1,69 @@
+"""`envdoctor install`: the plan as a person reads it, commands ready to copy and paste."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+
+from rich.markup import escape
+
+from envdoctor.facts import Facts
+from envdoctor.plan import InstallPlan
+
+DISPLAY_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "paddle": "PaddlePaddle"}
+
+
+def display_name(framework: str) -> str:
+    return DISPLAY_NAMES.get(framework, framework)
+
+
+def shell_command(argv, windows: bool = False) -> str:
+    """One command as it is typed: POSIX shell quoting, or cmd.exe quoting for a Windows target."""
+    return subprocess.list2cmdline(list(argv)) if windows else shlex.join(argv)
+
+
+def is_windows(facts: Facts) -> bool:
+    return facts.host.os == "windows"
+
+
+def headline(plan: InstallPlan, facts: Facts) -> str:
+    name = display_name(plan.framework)
+    target = facts.python.executable or "the target interpreter"
+    py = f"Python {plan.python or facts.python.version or '?'}"
+    if not plan.ok:
+        return f"No {name} build fits this machine ({py}, {target})."
+    return f"{name} {plan.version} ({plan.build}) for {py} at {target}"
+
+
+def print_plan(con, plan: InstallPlan, facts: Facts) -> None:
+    colour = "green" if plan.ok else "red"
+    con.print(f"[bold {colour}]{escape(headline(plan, facts))}[/]")
+    if plan.index_url:
+        con.print(f"    [dim]package index: {escape(plan.index_url)}[/]")
+    if plan.replaces:
+        con.print(f"    [dim]replaces: {escape(', '.join(plan.replaces))}[/]")
+    _commands(con, plan, facts)
+    _section(con, "Why", plan.reasons, "•", "cyan")
+    _section(con, "Rejected", [f"{r.candidate}: {r.why}" for r in plan.rejected], "✗", "dim")
+    _section(con, "Warnings", plan.warnings, "!", "yellow")
+    _section(con, "By hand" if plan.ok else "What to change", plan.steps, "→", "bold")
+
+
+def _commands(con, plan: InstallPlan, facts: Facts) -> None:
+    if not plan.commands:
+        return
+    con.print()
+    con.print("[bold]Run:[/]")
+    for argv in plan.commands:
+        # soft_wrap: a long command stays on one line so it can be copied whole
+        con.print(f"  $ {escape(shell_command(argv, is_windows(facts)))}", soft_wrap=True)
+
+
+def _section(con, title: str, lines, mark: str, style: str) -> None:
+    lines = list(lines)
+    if not lines:
+        return
+    con.print()
+    con.print(f"[bold]{title}:[/]")
+    for line in lines:
+        con.print(f"  [{style}]{mark}[/] {escape(line)}", soft_wrap=True)

@@ -1,0 +1,204 @@
+"""`install --run` for real: a throwaway venv, real pip, small real wheels built here (offline).
+
+The plans below are InstallPlans like the planners make, with commands that install tiny wheels
+from a local folder (`--no-index --find-links`), so the run machinery — snapshot, streaming,
+failure, rollback, verification — runs end to end in a few seconds without a network.
+"""
+
+import base64
+import hashlib
+import io
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from rich.console import Console
+
+from envdoctor import proc
+from envdoctor.errors import UsageError
+from envdoctor.facts import Facts, PythonEnv, load_facts
+from envdoctor.plan import InstallPlan
+from envdoctor.plan import run as runmod
+from tests.conftest import FIXTURES, run_cli
+
+
+def build_wheel(folder, name, version):
+    """A minimal valid pure-Python wheel: one module with __version__, METADATA, WHEEL, RECORD."""
+    module = name.replace("-", "_")
+    dist_info = f"{module}-{version}.dist-info"
+    files = {
+        f"{module}/__init__.py": f"__version__ = {version!r}\n",
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: envdoctor-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    files[f"{dist_info}/RECORD"] = "\n".join(record + [f"{dist_info}/RECORD,,"]) + "\n"
+    path = folder / f"{module}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name_in_zip, text in files.items():
+            zf.writestr(name_in_zip, text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("wheels")
+    for name, version in [("demo-pkg", "1.0"), ("demo-pkg", "2.0"), ("demo-extra", "1.0")]:
+        build_wheel(folder, name, version)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("target") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
+    return path / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVDOCTOR_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
+def pip(python, *args, wheels=None):
+    argv = [str(python), "-m", "pip", *args, "--disable-pip-version-check", "--quiet"]
+    if wheels is not None:
+        argv += ["--no-index", "--find-links", str(wheels)]
+    subprocess.run(argv, check=True, timeout=120)
+
+
+def freeze(python):
+    return runmod.parse_freeze(subprocess.run([str(python), "-m", "pip", "freeze"], capture_output=True,
+                                              text=True, check=True).stdout)
+
+
+def start_with(python, wheels, **versions):
+    """Put the venv in a known state: exactly these demo packages installed."""
+    present = [n for n in freeze(python)]
+    if present:
+        pip(python, "uninstall", "--yes", *present)
+    if versions:
+        pip(python, "install", *[f"{n.replace('_', '-')}=={v}" for n, v in versions.items()], wheels=wheels)
+
+
+def facts_for(python, env_kind="venv"):
+    return Facts(python=PythonEnv(executable=str(python), version="3.11", env_kind=env_kind, env_path=str(python.parent.parent)))
+
+
+def plan(python, wheels, *extra_commands, framework="demo_pkg", version="2.0"):
+    install = (str(python), "-m", "pip", "install", "demo-pkg==2.0", "demo-extra==1.0",
+               "--no-index", "--find-links", str(wheels))
+    return InstallPlan(framework=framework, version=version, build="cpu", python="3.11", manager="pip",
+                       commands=(install, *extra_commands))
+
+
+def recording_console():
+    return Console(file=io.StringIO(), width=200, no_color=True)
+
+
+def test_a_plan_runs_streams_and_is_verified(venv, wheels, state_dir):
+    start_with(venv, wheels, demo_pkg="1.0")
+    con = recording_console()
+
+    code = runmod.run_plan(con, plan(venv, wheels), facts_for(venv), assume_yes=True)
+
+    out = con.file.getvalue()
+    assert code == 0, out
+    assert {n: v for n, (v, _) in freeze(venv).items()} == {"demo-pkg": "2.0", "demo-extra": "1.0"}
+    assert "Successfully installed" in out  # the installer's own output, streamed
+    assert "✓ demo-pkg 2.0" in out and "✓ import demo_pkg 2.0" in out
+    saved = list(state_dir.glob("before-demo_pkg-*.txt"))
+    assert len(saved) == 1 and "demo-pkg==1.0" in saved[0].read_text()
+    assert f"-m pip install --no-deps -r {saved[0]}" in out  # how to restore by hand
+
+
+def test_a_failing_installer_is_reported_and_the_environment_restored(venv, wheels):
+    start_with(venv, wheels, demo_pkg="1.0")
+    failing = (str(venv), "-m", "pip", "install", "./does-not-exist")
+    con = recording_console()
+
+    code = runmod.run_plan(con, plan(venv, wheels, failing), facts_for(venv), assume_yes=True)
+
+    out = con.file.getvalue()
+    assert code == 1
+    assert "the installer failed: exit status 1" in out
+    assert "does-not-exist" in out.split("Its last lines:")[1]  # pip's own error, quoted
+    # the first command had upgraded demo-pkg and added demo-extra: both undone
+    assert {n: v for n, (v, _) in freeze(venv).items()} == {"demo-pkg": "1.0"}
+    assert "uninstall --yes demo-extra" in out and "demo-pkg==1.0 --no-index --find-links" in out
+    assert "✓ restored" in out
+
+
+def test_a_plan_whose_result_does_not_import_fails_the_check(venv, wheels):
+    start_with(venv, wheels)
+    con = recording_console()
+
+    code = runmod.run_plan(con, plan(venv, wheels, framework="pytorch"), facts_for(venv), assume_yes=True)
+
+    assert code == 1
+    assert "import torch failed: ModuleNotFoundError" in con.file.getvalue()
+
+
+def test_system_and_conda_base_interpreters_are_refused_unless_allowed():
+    for kind in ("system", "conda-base"):
+        env = PythonEnv(executable="/usr/bin/python3", env_kind=kind)
+        assert "refusing to install into" in runmod.refusal(env, allow_system=False)
+        assert runmod.refusal(env, allow_system=True) is None
+    assert runmod.refusal(PythonEnv(executable="/v/bin/python", env_kind="venv"), allow_system=False) is None
+
+    jetson = load_facts(FIXTURES / "machines" / "jetson-orin-jp62.json")
+    with pytest.raises(UsageError, match="system interpreter"):
+        runmod.run_plan(recording_console(), InstallPlan("pytorch", "2.8.0", "jp6-cu126", "3.10", "pip", commands=(("true",),)), jetson)
+
+
+def test_without_a_terminal_and_without_yes_nothing_runs(tmp_path):
+    marker = tmp_path / "ran"
+    touch = InstallPlan("demo", "1", "cpu", "3.11", "pip", commands=((sys.executable, "-c", f"open({str(marker)!r}, 'w')"),))
+    with pytest.raises(UsageError, match="stdin is not a terminal; pass --yes"):
+        runmod.run_plan(recording_console(), touch, facts_for(tmp_path / "bin" / "python"), interactive=False)
+    assert not marker.exists()
+
+
+def test_restore_commands_undo_exactly_what_changed():
+    before = runmod.Snapshot(runmod.parse_freeze("torch==2.3.1+cu121\nnumpy==1.26.4\nsix @ file:///w/six.whl\n"))
+    after = runmod.parse_freeze("torch==2.9.1+cu128\nnumpy==1.26.4\nsympy==1.14.0\nsix @ file:///w/six.whl\n")
+    opts = ["--index-url", "https://example.invalid/whl/cu121"]
+    assert runmod.restore_commands(before, after, "/v/bin/python", "pip", opts) == [
+        ["/v/bin/python", "-m", "pip", "uninstall", "--yes", "sympy"],
+        ["/v/bin/python", "-m", "pip", "install", "--no-deps", "torch==2.3.1+cu121", *opts],
+    ]
+    assert runmod.restore_commands(before, after, "/v/bin/python", "uv", [])[0] == [
+        "uv", "pip", "uninstall", "--python", "/v/bin/python", "sympy"]
+    # from the probe's partial list nothing is uninstalled: we cannot know what was there
+    partial = runmod.Snapshot(before.packages, source="facts")
+    assert runmod.restore_commands(partial, after, "/v/bin/python", "pip", [])[0][3] == "install"
+
+
+def test_index_options_and_pins_come_from_the_plans_commands():
+    p = InstallPlan("pytorch", "2.9.1", "cu128", "3.12", "pip", commands=(
+        ("/v/bin/python", "-m", "pip", "install", "torch==2.9.1", "torchvision==0.24.1", "tensorflow[and-cuda]==2.20.0",
+         "--index-url", "https://example.invalid/whl/cu128"),
+        ("conda", "install", "-y", "cuda-version=12.8"),
+    ))
+    assert runmod.index_options(p) == ["--index-url", "https://example.invalid/whl/cu128"]
+    assert runmod.planned_pins(p) == {"torch": "2.9.1", "torchvision": "0.24.1", "tensorflow": "2.20.0"}
+    assert runmod.version_matches("2.9.1+cu128", "2.9.1") and not runmod.version_matches("2.9.0", "2.9.1")
+
+
+def test_streaming_runner_passes_every_line_and_stops_a_hung_command():
+    seen = []
+    result = proc.run_streaming([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"], 30, seen.append)
+    assert seen == ["out", "err"] and result.returncode == 3 and not result.ok
+    hung = proc.run_streaming([sys.executable, "-c", "print('started', flush=True); import time; time.sleep(60)"], 1, seen.append)
+    assert hung.error.endswith("timed out after 1 s") and "started" in hung.stdout
+
+
+def test_cli_refuses_run_with_a_recorded_machine():
+    result = run_cli("install", "pytorch", "--run", "--facts", str(FIXTURES / "machines" / "a100-current.json"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == "envdoctor: error: --run installs into this machine; it cannot be combined with --facts FILE"
