@@ -1,0 +1,156 @@
+"""`envdoctor matrix`: releases × builds, each cell judged for this machine, the plan's pick marked."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from rich.markup import escape
+from rich.table import Table
+
+from envdoctor.facts import Facts
+from envdoctor.plan import VERDICTS, Candidate, InstallPlan
+from envdoctor.render.plan import display_name
+
+SCHEMA = "envdoctor.matrix/1"
+# verdict -> (cell text, style); the legend prints them in this order
+CELLS = {
+    "fits": ("✓", "green"),
+    "driver": ("driver", "yellow"),
+    "gpu": ("gpu", "red"),
+    "python": ("py", "magenta"),
+    "platform": ("n/a", "dim"),
+    "other": ("✗", "red"),
+}
+CHOSEN = ("★", "bold black on green")
+NOT_PUBLISHED = ("·", "dim")
+
+
+def build_order(build: str) -> tuple:
+    """cpu first, then CUDA builds by version, ROCm by version, then the rest by name."""
+    numbers = tuple(int(n) for n in re.findall(r"\d+", build))
+    if build == "cpu":
+        return (0, (), build)
+    if build.startswith("cu"):
+        return (1, numbers, build)
+    if build.startswith("rocm"):
+        return (2, numbers, build)
+    return (3, numbers, build)
+
+
+def columns(candidates: list[Candidate]) -> list[str]:
+    return sorted({c.build for c in candidates}, key=build_order)
+
+
+def releases(candidates: list[Candidate]) -> list[str]:
+    seen: list[str] = []
+    for c in candidates:
+        if c.version not in seen:
+            seen.append(c.version)
+    return seen
+
+
+def python_span(pythons) -> str:
+    if not pythons:
+        return ""
+    ordered = sorted(set(pythons), key=lambda v: tuple(int(x) for x in v.split(".")[:2] if x.isdigit()))
+    return ordered[0] if len(ordered) == 1 else f"{ordered[0]}–{ordered[-1]}"
+
+
+def is_chosen(c: Candidate, plan: Optional[InstallPlan]) -> bool:
+    return bool(plan and plan.ok and plan.build == c.build and plan.version == c.version)
+
+
+def machine_line(facts: Facts) -> str:
+    parts = [f"{facts.host.os or '?'} {facts.host.arch or '?'}"]
+    if facts.host.wsl:
+        parts.append("WSL2")
+    parts.append(f"Python {facts.python.version or '?'}")
+    if facts.jetson:
+        parts.append(f"JetPack {facts.jetson.jetpack or '?'} (L4T {facts.jetson.l4t or '?'})")
+    elif facts.nvidia and facts.nvidia.driver_version:
+        cuda = f" (CUDA {facts.nvidia.driver_cuda})" if facts.nvidia.driver_cuda else ""
+        parts.append(f"driver {facts.nvidia.driver_version}{cuda}")
+    for gpu in facts.gpus:
+        sm = f" sm_{gpu.compute_capability.replace('.', '')}" if gpu.compute_capability else ""
+        parts.append(f"{gpu.name or 'GPU'}{sm}")
+    if facts.amd and facts.amd.gpus:
+        parts.append(f"ROCm {facts.amd.rocm_version or '?'}, {facts.amd.gpus[0].name or facts.amd.gpus[0].gfx}")
+    if not facts.gpus and not facts.amd and not facts.jetson:
+        parts.append("no GPU")
+    return ", ".join(parts)
+
+
+def matrix_document(framework: str, facts: Facts, candidates: list[Candidate], plan: Optional[InstallPlan]) -> dict:
+    return {
+        "schema": SCHEMA,
+        "framework": framework,
+        "machine": machine_line(facts),
+        "python": facts.python.version,
+        "chosen": {"version": plan.version, "build": plan.build} if plan and plan.ok else None,
+        "builds": columns(candidates),
+        "candidates": [dict(c.to_dict(), chosen=is_chosen(c, plan)) for c in candidates],
+    }
+
+
+def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate], plan: Optional[InstallPlan]) -> None:
+    con.print(f"[bold]{display_name(framework)}[/] for this machine: {escape(machine_line(facts))}", soft_wrap=True)
+    if not candidates:
+        con.print(f"No {display_name(framework)} release is published for this platform.")
+        return
+    con.print(_table(candidates, plan))
+    con.print(_legend(framework, candidates, plan), soft_wrap=True)
+    _print_newest_reasons(con, candidates)
+    if plan is not None and not plan.ok:
+        con.print(f"[red]No build fits this machine.[/] `envdoctor install {framework}` says what to change.")
+
+
+def _table(candidates: list[Candidate], plan: Optional[InstallPlan]) -> Table:
+    builds = columns(candidates)
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("release")
+    for build in builds:
+        table.add_column(build, justify="center")
+    table.add_column("Python")
+    by_cell = {(c.version, c.build): c for c in candidates}
+    for version in releases(candidates):
+        cells = [escape(version)]
+        pythons: list[str] = []
+        for build in builds:
+            c = by_cell.get((version, build))
+            text, style = _cell(c, plan)
+            cells.append(f"[{style}]{escape(text)}[/]")
+            pythons.extend(c.pythons if c else ())
+        cells.append(python_span(pythons))
+        table.add_row(*cells)
+    return table
+
+
+def _cell(c: Optional[Candidate], plan: Optional[InstallPlan]) -> tuple[str, str]:
+    if c is None:
+        return NOT_PUBLISHED
+    if is_chosen(c, plan):
+        return CHOSEN
+    return CELLS.get(c.verdict, CELLS["other"])
+
+
+def _legend(framework: str, candidates: list[Candidate], plan: Optional[InstallPlan]) -> str:
+    """Only the marks the table uses."""
+    used = {c.verdict if c.verdict in CELLS else "other" for c in candidates if not is_chosen(c, plan)}
+    parts = []
+    if any(is_chosen(c, plan) for c in candidates):
+        parts.append(f"[{CHOSEN[1]}]{CHOSEN[0]}[/] chosen by `envdoctor install {framework}`")
+    parts += [f"[{style}]{escape(text)}[/] {VERDICTS[key]}" for key, (text, style) in CELLS.items() if key in used]
+    if len(releases(candidates)) * len(columns(candidates)) > len(candidates):
+        parts.append(f"[dim]{NOT_PUBLISHED[0]}[/] not published")
+    return "  ".join(parts)
+
+
+def _print_newest_reasons(con, candidates: list[Candidate]) -> None:
+    newest = releases(candidates)[0]
+    misses = [c for c in candidates if c.version == newest and not c.fits and c.why]
+    if not misses:
+        return
+    con.print(f"\nWhy {escape(newest)} does not fit in every build:")
+    for c in sorted(misses, key=lambda c: build_order(c.build)):
+        con.print(f"  {escape(c.build)}: {escape(c.why)}", soft_wrap=True)
