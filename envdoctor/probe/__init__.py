@@ -39,15 +39,17 @@ class ProbeContext:
 
 
 DEFAULT_TIMEOUT = 5.0
+DEFAULT_DEEP_TIMEOUT = 120.0
 
 
-def timeout_from(environ: Mapping[str, str]) -> float:
-    """Per-subprocess timeout: ENVDOCTOR_PROBE_TIMEOUT (seconds) or 5 s."""
+def timeout_from(environ: Mapping[str, str], name: str = "ENVDOCTOR_PROBE_TIMEOUT", default: float = DEFAULT_TIMEOUT) -> float:
+    """A timeout in seconds from the environment (ENVDOCTOR_PROBE_TIMEOUT: per subprocess;
+    ENVDOCTOR_DEEP_TIMEOUT: per framework import), else the default."""
     try:
-        value = float(environ.get("ENVDOCTOR_PROBE_TIMEOUT", ""))
+        value = float(environ.get(name, ""))
     except ValueError:
-        return DEFAULT_TIMEOUT
-    return value if 0 < value <= 600 else DEFAULT_TIMEOUT
+        return default
+    return value if 0 < value <= 3600 else default
 
 
 def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[ProbeContext] = None) -> tuple[Facts, dict[str, float]]:
@@ -55,7 +57,8 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
     from envdoctor.probe import amd, cudnn, envvars, host, jetson, nvidia, pyenv, toolkit
 
     if ctx is None:
-        ctx = ProbeContext(python=pyenv.resolve_target(python, os.environ), timeout=timeout_from(os.environ))
+        ctx = ProbeContext(python=pyenv.resolve_target(python, os.environ), timeout=timeout_from(os.environ),
+                           deep_timeout=timeout_from(os.environ, "ENVDOCTOR_DEEP_TIMEOUT", DEFAULT_DEEP_TIMEOUT))
     timings: dict[str, float] = {}
 
     def timed(name: str, fn: Callable[..., Any], *args: Any) -> Any:
