@@ -92,6 +92,7 @@ class Hazard:
     since: str  # series, "2.6"
     text: str
     source: str
+    os: Optional[str] = None  # only on this OS (linux | windows | macos)
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,7 @@ def parse_hazards(data: dict) -> tuple[Hazard, ...]:
     for i, row in enumerate(data.get("hazard", []), 1):
         where = _where("hazard", i, row, "id")
         try:
-            item = Hazard(row["id"], row["since"], row["text"], row["source"])
+            item = Hazard(row["id"], row["since"], row["text"], row["source"], row.get("os"))
             _series_key(item.since)
         except (KeyError, TypeError, ValueError) as exc:
             raise MatrixError(f"{where}: {exc}") from None
