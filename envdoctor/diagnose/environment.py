@@ -8,7 +8,7 @@ from typing import Iterable, Optional
 
 from envdoctor.diagnose import rule
 from envdoctor.diagnose._common import (
-    has_usable_gpu, major_minor, nvidia_wheels, package, package_copies, public,
+    has_usable_gpu, major_minor, nvidia_wheels, package, package_copies, pip_cuda_runtime, public,
 )
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
@@ -114,13 +114,20 @@ def library_path_shadowing(facts: Facts) -> Iterable[Finding]:
 
 
 def _cuda_entries(ld: str, facts: Facts) -> list[str]:
-    roots = {t.root.rstrip("/") for t in facts.cuda_toolkits + ([facts.cuda_toolkit] if facts.cuda_toolkit else []) if t and t.root}
+    toolkits = {t.root.rstrip("/"): t.version for t in facts.cuda_toolkits + ([facts.cuda_toolkit] if facts.cuda_toolkit else [])
+                if t and t.root}
     cudnn_dirs = {c.path.rsplit("/", 1)[0] for c in facts.cudnn if c.path and not (c.source or "").startswith("pip")}
+    pip_major = (pip_cuda_runtime(facts) or "").split(".")[0]
     found = []
     for entry in (e.rstrip("/") for e in ld.split(":") if e.strip()):
         if any(h in entry for h in _HARMLESS):
             continue
-        if entry in cudnn_dirs or any(entry == r or entry.startswith(r + "/") for r in roots) or _CUDA_DIR.search(entry):
+        root = next((r for r in toolkits if entry == r or entry.startswith(r + "/")), None)
+        if root is not None and entry not in cudnn_dirs:
+            other_major = toolkits[root] and pip_major and toolkits[root].split(".")[0] != pip_major
+            if not other_major:  # same CUDA major: same sonames (libcudart.so.12...), so the loader can mix them
+                found.append(entry)
+        elif entry in cudnn_dirs or _CUDA_DIR.search(entry):
             found.append(entry)
     return found
 
@@ -249,6 +256,10 @@ def _conda_and_pip(facts: Facts) -> Iterable[Finding]:
         )
 
 
+# NVIDIA wheels whose CUDA-major flavours install into one shared directory (nvidia/cudnn, ...).
+SHARED_DIRS = ("cudnn", "nccl", "nvshmem")
+
+
 def _nvidia_flavours(facts: Facts) -> Iterable[Finding]:
     by_component: dict[str, dict[str, str]] = {}
     for name, version in nvidia_wheels(facts).items():
@@ -259,17 +270,15 @@ def _nvidia_flavours(facts: Facts) -> Iterable[Finding]:
             component, major = name[len("nvidia-"):], (major_minor(version) or "0").split(".")[0]
         by_component.setdefault(component, {})[major] = f"{name} {version}"
     for component, flavours in sorted(by_component.items()):
-        if len(flavours) < 2:
-            continue
-        shared_dir = component in ("cudnn", "nccl", "nvshmem")
+        if len(flavours) < 2 or component not in SHARED_DIRS:
+            continue  # other components install into per-major directories and coexist
         yield Finding(
             code="duplicate-install", severity="warning", section="cudnn" if component == "cudnn" else "python",
             title=f"NVIDIA {component} wheels for CUDA {' and '.join(sorted(flavours))} side by side ({'; '.join(sorted(flavours.values()))})",
-            detail=(("Both flavours install into the same site-packages/nvidia/" + component + " directory: the one "
-                     "installed last overwrote the other's libraries, and uninstalling either removes files the other needs. ")
-                    if shared_dir else "Two CUDA majors of the same library in one environment. ") +
-                   "Usually two frameworks pinned different CUDA majors (e.g. TensorFlow's [and-cuda] on CUDA 12 and "
-                   "PyTorch on CUDA 13); keep them in separate environments or pick builds of the same CUDA major.",
+            detail=("Both flavours install into the same site-packages/nvidia/" + component + " directory: the one "
+                    "installed last overwrote the other's libraries, and uninstalling either removes files the other needs. "
+                    "Usually two frameworks pinned different CUDA majors (e.g. TensorFlow's [and-cuda] on CUDA 12 and "
+                    "PyTorch on CUDA 13); keep them in separate environments or pick builds of the same CUDA major."),
             fix=("Put the frameworks in separate virtual environments, or install builds that share one CUDA major "
                  "(`envdoctor install FRAMEWORK --cuda 12.x` for each)",),
             evidence=tuple(f"python.packages.{v.split(' ')[0]}={v.split(' ')[1]}" for v in sorted(flavours.values())),

@@ -9,15 +9,15 @@ from typing import Iterable, Optional
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import (
     FRAMEWORK_NAMES, cuda_of_tag, driver_at_least, framework_of, has_usable_gpu, local_tag, major_minor, package,
-    pip_cuda_runtime, plan_fix, public,
+    package_copies, pip_cuda_runtime, plan_fix, public,
 )
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 
 
-def platform_key(facts: Facts) -> str:
-    """How the matrices name a platform: linux-x86_64, linux-aarch64, windows-x86_64, macos-arm64."""
-    return f"{facts.host.os or 'linux'}-{facts.host.arch or 'x86_64'}"
+def platform_key(facts: Facts) -> Optional[str]:
+    """How the matrices name a platform: linux_x86_64, linux_aarch64, windows_amd64, macos_arm64..."""
+    return knowledge.platform(facts)
 
 
 def torch_build(facts: Facts) -> tuple[Optional[str], Optional[str], str]:
@@ -35,7 +35,7 @@ def torch_build(facts: Facts) -> tuple[Optional[str], Optional[str], str]:
     tag = local_tag(version)
     if tag and (tag == "cpu" or tag.startswith(("cu", "rocm", "xpu"))):
         return version, tag, f"python.packages.torch={version}"
-    default = knowledge.call("pytorch", "registry_default_build", str(public(version)), platform_key(facts))
+    default = knowledge.torch_default_build(str(public(version)), platform_key(facts))
     return version, default, f"registry default build of torch {public(version)} on {platform_key(facts)}"
 
 
@@ -102,10 +102,10 @@ COMPANIONS = ("torchvision", "torchaudio", "torchtext")
 @rule
 def companion_mismatch(facts: Facts) -> Iterable[Finding]:
     torch = package(facts, "torch")
-    if not torch:
-        return
+    if not torch or len(package_copies(facts, "torch")) > 1:
+        return  # two copies of torch: duplicate-install names the real problem
     torch_tag = local_tag(torch)
-    expected = knowledge.call("pytorch", "companion_versions", str(public(torch))) or {}
+    expected = knowledge.torch_companions(str(public(torch)))
     for name in COMPANIONS:
         version = package(facts, name)
         if not version:
@@ -147,8 +147,8 @@ def _version_problem(name: str, version: str, expected: Optional[str]) -> Option
 
         if spec[0] in "<>=!~":
             ok = have in SpecifierSet(spec)
-        else:
-            ok = have.release[:len(public(spec).release)] == public(spec).release
+        else:  # the companion release made for this torch: same major.minor is the same series
+            ok = have.release[:2] == public(spec).release[:2]
     except Exception:
         return None
     return None if ok else ("error", f"The {name} release made for this torch is {spec}.")
@@ -200,7 +200,7 @@ def driver_too_old(facts: Facts) -> Iterable[Finding]:
         return
     target_os = "windows" if facts.host.os == "windows" or nv.driver_kind == "wsl" or facts.host.wsl else "linux"
     for framework, dist, version, cuda, how in _cuda_builds(facts):
-        minimum = knowledge.call("drivers", "wheel_minimum", cuda, target_os)
+        minimum = knowledge.wheel_min_driver(cuda, target_os)
         if not minimum or driver_at_least(nv.driver_version, str(minimum)):
             continue
         name = FRAMEWORK_NAMES[framework]

@@ -7,7 +7,7 @@ matrix's binary-compatibility rule.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Optional  # noqa: F401
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import framework_of, gpu_ccs, plan_fix, public
@@ -26,7 +26,8 @@ def gpu_arch_unsupported(facts: Facts) -> Iterable[Finding]:
     arch_list, source = _torch_arch_list(facts, version, build)
     if not arch_list:
         return
-    missing = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if runs(arch_list, cc) is False]
+    verdicts = [(i, name, cc, runs(arch_list, cc)) for i, name, cc in gpu_ccs(facts)]
+    missing = [(i, name, cc) for i, name, cc, verdict in verdicts if verdict is not None and not verdict.runs]
     if not missing:
         return
     sm = sorted({"sm_" + cc.replace(".", "") for _, _, cc in missing})
@@ -49,10 +50,10 @@ def _torch_arch_list(facts: Facts, version: str, build: str) -> tuple[Optional[l
     deep = framework_of(facts, "pytorch")
     if deep and deep.arch_list:
         return list(deep.arch_list), "torch.cuda.get_arch_list()"
-    arches = knowledge.call("pytorch", "arch_list", str(public(version)), build, platform_key(facts))
+    arches = knowledge.torch_arch_list(str(public(version)), build, platform_key(facts))
     return (list(arches), "pytorch matrix") if arches else (None, "")
 
 
-def runs(arch_list: list[str], cc: str) -> Optional[bool]:
-    """Whether a build with these arches runs on a GPU of compute capability `cc` (gpus matrix rule)."""
-    return knowledge.call("gpus", "runs_on", arch_list, cc)
+def runs(arch_list: list[str], cc: str):
+    """The gpus matrix's verdict (`.runs`, `.reason`) on a build with these arches on capability `cc`."""
+    return knowledge.build_runs_on(arch_list, cc)

@@ -2,7 +2,8 @@
 
 Generic aarch64 wheels are CPU-only or carry no kernels for the Jetson GPU (binary compatibility
 does not hold on Tegra); JetPack needs NVIDIA's Jetson builds. The jetson matrix says where each
-framework's builds come from per JetPack and how they are versioned.
+framework's builds come from per JetPack (and which versions those are); the gpus matrix says
+whether an arch list runs on the Jetson GPU.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
-from envdoctor.diagnose._common import FRAMEWORK_NAMES, framework_of, gpu_ccs, local_tag, package, plan_fix
+from envdoctor.diagnose._common import FRAMEWORK_NAMES, framework_of, gpu_ccs, local_tag, package, plan_fix, public
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 
 DISTS = (("pytorch", "torch"), ("tensorflow", "tensorflow"), ("jax", "jaxlib"), ("paddle", "paddlepaddle-gpu"),
          ("paddle", "paddlepaddle"))
+JETPACK_LINES = ("4", "5", "6", "7")
 
 
 @rule
@@ -38,40 +40,77 @@ def jetson_wrong_wheel(facts: Facts) -> Iterable[Finding]:
                     "aarch64 wheel runs on the CPU only or fails with \"no kernel image is available\"."),
             fix=plan_fix(facts, framework, f"Install the JetPack {jetson.jetpack or ''} build of {name} "
                          f"(`envdoctor install {framework}` names the source)".replace("  ", " ")),
-            evidence=(f"jetson.jetpack={jetson.jetpack}", f"jetson.l4t={jetson.l4t}", f"python.packages.{dist}={version}"),
+            evidence=(f"jetson.jetpack={jetson.jetpack}", f"jetson.l4t={jetson.l4t}", f"jetson.soc={jetson.soc}",
+                      f"python.packages.{dist}={version}"),
         )
 
 
 def _why_wrong(facts: Facts, framework: str, dist: str, version: str) -> Optional[str]:
-    tag = local_tag(version) or ""
-    deep = framework_of(facts, framework) if dist != "paddlepaddle" else None
+    jetson = facts.jetson
     if dist == "paddlepaddle":
         return "`paddlepaddle` is Paddle's CPU package."
-    if tag == "cpu":
+    if local_tag(version) == "cpu":
         return f"The installed {dist} is a CPU build (+cpu)."
+    sources = knowledge.jetson_sources(jetson.jetpack, framework, jetson.soc)
+    if any(version in s.versions for s in sources):
+        return None  # exactly one of this JetPack's published Jetson builds
+    other = _other_jetpack(facts, framework, version)
+    if other:
+        return f"It is NVIDIA's build for JetPack {other}, not for JetPack {jetson.jetpack}."
+    deep = framework_of(facts, framework)
     if deep and deep.version and not deep.import_error:
-        if framework == "pytorch" and not deep.cuda:
-            return "The installed torch has no CUDA support (torch.version.cuda is None)."
-        if framework == "pytorch" and deep.arch_list:
-            ccs = [cc for _, _, cc in gpu_ccs(facts)] or _soc_cc(facts)
-            sm = {"sm_" + cc.replace(".", "") for cc in ccs}
-            if sm and not sm & set(deep.arch_list):
-                return (f"Its arch list ({' '.join(deep.arch_list)}) has no {', '.join(sorted(sm))} kernels; on Tegra "
-                        "only an exact match runs.")
-        if framework == "tensorflow" and deep.extra.get("is_cuda_build") is False:
-            return "The installed TensorFlow is a CPU build (is_cuda_build=False)."
-        return None
-    verdict = knowledge.call("jetson", "is_jetson_build", framework, str(version), facts.jetson.jetpack)
-    if verdict is False:
-        return f"{dist} {version} is not one of the Jetson builds published for JetPack {facts.jetson.jetpack}."
-    if verdict is None and framework == "tensorflow" and ".nv" not in version and "+nv" not in version:
+        return _why_wrong_deep(facts, framework, deep)
+    if sources and all(s.kind == "none" for s in sources):
+        note = next((s.note for s in sources if s.note), "")
+        return (f"No {FRAMEWORK_NAMES[framework]} GPU build is published for JetPack {jetson.jetpack}"
+                f"{' (' + note + ')' if note else ''}; the generic wheel installed here cannot use the Jetson GPU.")
+    if framework == "pytorch":
+        return _why_wrong_torch(facts, version, sources)
+    if framework == "tensorflow" and "nv" not in (local_tag(version) or ""):
         return "NVIDIA's JetPack TensorFlow wheels carry a +nvYY.MM version tag; this one is the generic aarch64 (CPU-only) wheel."
-    if verdict is None and framework == "jax":
-        return "No Jetson JAX wheels are published; the generic aarch64 jaxlib has no kernels for the Jetson GPU."
     return None
 
 
-def _soc_cc(facts: Facts) -> list[str]:
-    cc = knowledge.call("jetson", "compute_capability", facts.jetson.soc) if facts.jetson and facts.jetson.soc else None
-    return [str(cc)] if cc else []
+def _other_jetpack(facts: Facts, framework: str, version: str) -> Optional[str]:
+    mine = (facts.jetson.jetpack or "").split(".")[0]
+    for line in JETPACK_LINES:
+        if line == mine:
+            continue
+        for source in knowledge.jetson_sources(line, framework):
+            if version in source.versions:
+                return source.jetpack
+    return None
 
+
+def _jetson_cc(facts: Facts) -> Optional[str]:
+    ccs = [cc for _, _, cc in gpu_ccs(facts)]
+    if ccs:
+        return ccs[0]
+    soc = facts.jetson.soc if facts.jetson else None
+    return knowledge.jetson_soc_cc(soc)
+
+
+def _why_wrong_deep(facts: Facts, framework: str, deep) -> Optional[str]:
+    if framework == "pytorch" and not deep.cuda:
+        return "The installed torch has no CUDA support (torch.version.cuda is None)."
+    if framework == "tensorflow" and deep.extra.get("is_cuda_build") is False:
+        return "The installed TensorFlow is a CPU build (is_cuda_build=False)."
+    cc = _jetson_cc(facts)
+    if framework == "pytorch" and deep.arch_list and cc:
+        verdict = knowledge.build_runs_on(deep.arch_list, cc)
+        if verdict is not None and not verdict.runs:
+            return f"Its arch list ({' '.join(deep.arch_list)}) cannot run on this Jetson: {verdict.reason}."
+    return None
+
+
+def _why_wrong_torch(facts: Facts, version: str, sources) -> Optional[str]:
+    tag = local_tag(version) or ""
+    cc = _jetson_cc(facts)
+    if tag.startswith("cu") and cc:
+        arches = knowledge.torch_arch_list(str(public(version)), tag, "linux_aarch64")
+        verdict = knowledge.build_runs_on(arches, cc) if arches else None
+        if verdict is not None and not verdict.runs:
+            return f"It is a generic aarch64 (SBSA) {tag} build: {verdict.reason}."
+        if verdict is None and not any(s.kind == "official" for s in sources):
+            return f"It is a generic aarch64 {tag} build from the PyTorch index, not a JetPack build."
+    return None

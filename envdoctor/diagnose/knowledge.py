@@ -1,10 +1,10 @@
 """What the rules ask the matrices, in one place.
 
-Each function reads one fact through the typed accessor module of a matrix
-(`envdoctor.matrix.<subject>`) and returns None when the matrix (or the row) is not there, so a
-rule with no knowledge stays silent instead of guessing. No version table lives here: this module
-only adapts the accessors' answers to the questions the rules ask. Accessor modules are imported
-on first use (they parse TOML), never at import time.
+Each function answers one question through the typed accessor module of a matrix
+(`envdoctor.matrix.<subject>`) and returns None when the matrix, the function or the row is not
+there, so a rule without knowledge stays silent instead of guessing. No version table lives here:
+this module only adapts the accessors' answers to the questions the rules ask. Accessor modules
+are imported on first use (they parse TOML), never when a rule module is imported.
 """
 
 from __future__ import annotations
@@ -22,12 +22,105 @@ def accessor(subject: str) -> Any:
 
 
 def call(subject: str, function: str, *args: Any, **kwargs: Any) -> Any:
-    """Call an accessor; None when the module, the function or the row is missing."""
+    """Call an accessor function; None when the module, the function or the row is missing."""
     module = accessor(subject)
     fn = getattr(module, function, None) if module else None
     if fn is None:
         return None
     try:
         return fn(*args, **kwargs)
-    except (LookupError, ValueError, TypeError):
+    except (LookupError, ValueError, TypeError, AttributeError):
         return None
+
+
+def platform(facts) -> Optional[str]:
+    """The matrices' platform key: linux_x86_64, linux_aarch64, windows_amd64, macos_arm64, macos_x86_64."""
+    from envdoctor.plan.common import target_platform
+
+    return target_platform(facts)
+
+
+# --- drivers and GPUs ------------------------------------------------------------------------------
+
+def wheel_min_driver(cuda: str, os: str) -> Optional[str]:
+    return call("drivers", "wheel_min_driver", cuda, os)
+
+
+def build_runs_on(arch_list, cc: str):
+    """The gpus matrix's verdict (truthy `.runs`, `.reason`) for a build's arch list on capability `cc`."""
+    return call("gpus", "build_runs_on", list(arch_list), cc)
+
+
+# --- PyTorch ---------------------------------------------------------------------------------------
+
+def _torch_release(version: str):
+    return call("pytorch", "release", version)
+
+
+def torch_default_build(version: str, platform_key: Optional[str]) -> Optional[str]:
+    return call("pytorch", "default_build", version, platform_key) if platform_key else None
+
+
+def torch_arch_list(version: str, tag: str, platform_key: Optional[str]) -> Optional[tuple[str, ...]]:
+    build = call("pytorch", "build", version, tag, platform_key) if platform_key else None
+    return tuple(build.archs) if build is not None and build.archs else None
+
+
+def torch_companions(version: str) -> dict[str, str]:
+    row = _torch_release(version)
+    if row is None:
+        return {}
+    return {name: getattr(row, name) for name in ("torchvision", "torchaudio") if getattr(row, name, None)}
+
+
+def torch_glibc(version: str) -> Optional[str]:
+    row = _torch_release(version)
+    return getattr(row, "glibc", None) if row is not None else None
+
+
+def pythons(framework: str, version: str, platform_key: Optional[str]) -> Optional[tuple[str, ...]]:
+    """CPython minors with a wheel of this release on this platform (None: unknown)."""
+    if not platform_key:
+        return None
+    if framework == "pytorch":
+        row = _torch_release(version)
+        return tuple(row.pythons(platform_key)) if row is not None and row.pythons(platform_key) else None
+    row = call(framework, "release", version)
+    fn = getattr(row, "pythons", None)
+    if callable(fn):
+        found = fn(platform_key)
+        return tuple(found) if found else None
+    return None
+
+
+# --- Jetson ----------------------------------------------------------------------------------------
+
+def jetson_sources(jetpack: Optional[str], framework: str, soc: Optional[str] = None) -> tuple:
+    return call("jetson", "framework_sources", jetpack, framework, soc) or ()
+
+
+def jetson_soc_cc(soc: Optional[str]) -> Optional[str]:
+    return call("jetson", "soc_compute_capability", soc) if soc else None
+
+
+def newest_for_python(framework: str, python: str, platform_key: Optional[str]) -> Optional[str]:
+    """The newest release of a framework with a wheel for this Python on this platform."""
+    if framework == "pytorch":
+        for row in call("pytorch", "releases") or ():
+            if python in row.pythons(platform_key):
+                return row.version
+        return None
+    for row in call(framework, "releases") or ():
+        fn = getattr(row, "pythons", None)
+        if callable(fn) and python in (fn(platform_key) or ()):
+            return row.version
+    return None
+
+
+def glibc_required(dist: str, version: str) -> Optional[str]:
+    """The lowest glibc a framework release's Linux wheels need (their manylinux tag)."""
+    if dist == "torch":
+        return torch_glibc(version)
+    framework = {"tensorflow": "tensorflow", "jaxlib": "jax", "paddlepaddle": "paddle", "paddlepaddle-gpu": "paddle"}.get(dist)
+    row = call(framework, "release", version) if framework else None
+    return getattr(row, "glibc", None) if row is not None else None

@@ -115,7 +115,7 @@ def glibc_too_old(facts: Facts) -> Iterable[Finding]:
         return
     for dist in ("torch", "tensorflow", "jaxlib", "paddlepaddle", "paddlepaddle-gpu"):
         version = package(facts, dist)
-        needed = knowledge.call("glibc", "required", dist, version, facts.host.arch) if version else None
+        needed = knowledge.glibc_required(dist, str(public(version))) if version else None
         if needed and public(glibc) is not None and public(glibc) < public(str(needed)):
             yield _glibc_finding(facts, dist, version, str(needed), glibc, f"python.packages.{dist}={version}")
 

@@ -63,13 +63,13 @@ def python_unsupported(facts: Facts) -> Iterable[Finding]:
         if dist is None:
             continue
         version = package(facts, dist)
-        ok = knowledge.call(framework, "supports_python", str(public(version)), minor, platform_key(facts))
-        if ok is not False:
+        supported = knowledge.pythons(framework, str(public(version)), platform_key(facts))
+        if supported is None or minor in supported:
             continue
-        newest = knowledge.call(framework, "newest_for_python", minor, platform_key(facts))
+        newest = knowledge.newest_for_python(framework, minor, platform_key(facts))
         name = FRAMEWORK_NAMES[framework]
         yield Finding(
-            code="python-unsupported", severity="error" if not newest else "warning", section="python",
+            code="python-unsupported", severity="error", section="python",
             title=f"{name} {public(version)} has no build for Python {minor} on {platform_key(facts)}",
             detail=(f"The installed {dist} was not published for this interpreter, so it was built from source or copied "
                     "from elsewhere, and breaks on import or upgrade. " +
@@ -77,5 +77,6 @@ def python_unsupported(facts: Facts) -> Iterable[Finding]:
                      f"No {name} release supports Python {minor} on this platform: use another Python version.")),
             fix=plan_fix(facts, framework, f"Create an environment with a Python version {name} supports "
                          f"(`envdoctor matrix {framework}` lists them) and install there"),
-            evidence=(f"python.version={python}", f"python.packages.{dist}={version}"),
+            evidence=(f"python.version={python}", f"python.packages.{dist}={version}",
+                      f"{framework} matrix: wheels for Python {', '.join(supported)}"),
         )
