@@ -9,10 +9,20 @@ from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 
 
+# Failures that mean "the NVIDIA tools are installed but the driver does not answer".
+NOT_ANSWERING = ("no-driver-communication", "nvml-unknown-error")
+NVIDIA_PROBES = ("nvidia-smi", "nvml", "nvidia")
+
+
 @rule
 def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
     nv = facts.nvidia
-    if nv is None or not nv.pci_devices or nv.driver_version or nv.failure == "driver-library-mismatch":
+    if nv is None or facts.has_usable_driver or nv.failure == "driver-library-mismatch":
+        return
+    if nv.failure in NOT_ANSWERING:
+        yield _driver_not_answering(nv)
+        return
+    if not nv.pci_devices or nv.driver_version:
         return
     evidence = [f"nvidia.pci_devices[{i}]={d.address}" for i, d in enumerate(nv.pci_devices)]
     if nv.nouveau_loaded:
@@ -28,6 +38,31 @@ def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
         detail=detail,
         fix=("Install the NVIDIA driver from your distribution (Ubuntu: `sudo ubuntu-drivers install`), then reboot",),
         evidence=tuple(evidence),
+    )
+
+
+def _driver_not_answering(nv) -> Finding:
+    evidence = (f"nvidia.failure={nv.failure}",) + ((f"nvidia.failure_text={nv.failure_text}",) if nv.failure_text else ())
+    if nv.failure == "nvml-unknown-error":
+        return Finding(
+            code="no-nvidia-driver", severity="error", section="nvidia",
+            title="The NVIDIA driver does not answer (NVML: Unknown Error)",
+            detail=("NVML, the library behind nvidia-smi and every framework's GPU discovery, failed with "
+                    "'Unknown Error'. Seen in containers that lost access to the GPU devices (e.g. after the "
+                    "host reloaded its cgroups) and on WSL2 after a Windows driver update."),
+            fix=("Restart the container (or on WSL2 run `wsl --shutdown` from Windows); if it persists, reboot the machine",),
+            evidence=evidence,
+        )
+    return Finding(
+        code="no-nvidia-driver", severity="error", section="nvidia",
+        title="nvidia-smi is installed, but the NVIDIA driver is not running",
+        detail=("The NVIDIA user-space tools are present but cannot reach a kernel driver: the nvidia module is "
+                "not loaded (not built for the running kernel, blocked by Secure Boot, or nouveau holds the GPU), "
+                "or this machine has no NVIDIA GPU at all. No framework can use a GPU until the driver runs."),
+        fix=(("sudo", "modprobe", "nvidia"),
+             "If that fails, look at `sudo dmesg | grep -i nvidia`; reinstall the driver for this kernel "
+             "(Ubuntu: `sudo ubuntu-drivers install`) and reboot"),
+        evidence=evidence,
     )
 
 
@@ -50,8 +85,8 @@ def driver_library_mismatch(facts: Facts) -> Iterable[Finding]:
 def toolkit_without_driver(facts: Facts) -> Iterable[Finding]:
     if facts.cuda_toolkit is None or facts.has_usable_driver or facts.jetson is not None:
         return
-    if facts.nvidia is not None and facts.nvidia.pci_devices:
-        return  # no-nvidia-driver says it better
+    if facts.nvidia is not None and (facts.nvidia.pci_devices or facts.nvidia.failure):
+        return  # no-nvidia-driver / driver-library-mismatch say it better
     yield Finding(
         code="toolkit-without-driver", severity="warning", section="toolkit",
         title=f"CUDA toolkit {facts.cuda_toolkit.version or '?'} is installed, but there is no NVIDIA driver",
@@ -67,6 +102,8 @@ def no_gpu_platform(facts: Facts) -> Iterable[Finding]:
     nv = facts.nvidia
     if facts.jetson is not None or (nv is not None and (nv.gpus or nv.pci_devices or nv.driver_version or nv.failure)):
         return
+    if any(e.probe in NVIDIA_PROBES for e in facts.errors):
+        return  # an NVIDIA tool failed (timed out, crashed): we do not know, the errors say so
     if facts.host.os == "macos":
         accel = "Apple silicon GPU through MPS (PyTorch) or Metal (tensorflow-metal)" if facts.host.machine_arch == "arm64" or facts.host.arch == "arm64" else "none (Intel Mac: CPU only)"
     elif facts.amd is not None:

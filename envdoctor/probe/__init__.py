@@ -22,7 +22,7 @@ from envdoctor.facts import Facts, ProbeError, PythonEnv
 @dataclass
 class ProbeContext:
     python: str  # the target interpreter
-    root: Path = Path("/")  # filesystem root; tests point it at a recorded tree
+    root: Path = Path("/")  # filesystem root; tests (and ENVDOCTOR_ROOT) point it at a recorded tree
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     timeout: float = 5.0  # per subprocess (ENVDOCTOR_PROBE_TIMEOUT overrides it in collect())
     deep_timeout: float = 120.0  # per framework import
@@ -57,7 +57,8 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
     from envdoctor.probe import amd, cudnn, envvars, host, jetson, nvidia, pyenv, toolkit
 
     if ctx is None:
-        ctx = ProbeContext(python=pyenv.resolve_target(python, os.environ), timeout=timeout_from(os.environ),
+        ctx = ProbeContext(python=pyenv.resolve_target(python, os.environ), root=Path(os.environ.get("ENVDOCTOR_ROOT") or "/"),
+                           timeout=timeout_from(os.environ),
                            deep_timeout=timeout_from(os.environ, "ENVDOCTOR_DEEP_TIMEOUT", DEFAULT_DEEP_TIMEOUT))
     timings: dict[str, float] = {}
 

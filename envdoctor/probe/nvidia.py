@@ -241,8 +241,11 @@ def nvml_wanted(ctx) -> bool:
 def nvml(ctx, python: Optional[str] = None, worker: Path = WORKER) -> _Seen:
     """Run the NVML worker in a child process; never raises."""
     result = proc.run([python or sys.executable, "-I", str(worker)], timeout=ctx.timeout, env=_child_env(ctx))
+    if result.error and "timed out" in result.error:
+        ctx.error("nvml", f"the NVML query timed out after {ctx.timeout:g} s (a hung driver?)")
+        return _Seen(ran=True)
     if not result.ok:
-        ctx.error("nvml", f"NVML worker {result.describe_failure()}")
+        ctx.error("nvml", f"the NVML query {result.describe_failure()}")
         return _Seen(ran=True)
     try:
         data = json.loads(result.stdout)
@@ -286,12 +289,12 @@ def _child_env(ctx) -> dict[str, str]:
 
 def smi_header(ctx, smi: str) -> _Seen:
     result = proc.run([smi], timeout=ctx.timeout, env=dict(ctx.environ))
-    failure = _smi_failure(ctx, result)
+    failure = _smi_failure(ctx, result, "nvidia-smi")
     if failure or not result.ok:
         return _Seen(failure=failure, ran=True)
     header = parse_smi_header(result.stdout)
     if not header.driver_version:
-        ctx.error("nvidia-smi", f"unrecognised output: {_first_line(result.stdout)!r}")
+        ctx.error("nvidia-smi", f"`nvidia-smi` printed no driver version: {_first_line(result.stdout)!r}")
     return _Seen(driver_version=header.driver_version, cuda=header.cuda_version, gpus=list(header.gpus), ran=True)
 
 
@@ -302,20 +305,20 @@ def smi_query(ctx, smi: str) -> _Seen:
     if unknown and unknown.group(1) in fields:  # old drivers (R470) have no compute_cap
         fields = tuple(f for f in fields if f != unknown.group(1))
         result = _query(ctx, smi, fields)
-    failure = _smi_failure(ctx, result)
+    failure = _smi_failure(ctx, result, "nvidia-smi --query-gpu")
     if failure or not result.ok:
         return _Seen(failure=failure, ran=True)
     try:
         rows = parse_query_csv(result.stdout, fields)
     except ValueError as exc:
-        ctx.error("nvidia-smi", f"unrecognised --query-gpu output: {exc}")
+        ctx.error("nvidia-smi", f"`nvidia-smi --query-gpu` printed unrecognised output: {exc}")
         return _Seen(ran=True)
     gpus = []
     for row in rows:
         try:
             index = int(row["index"] or "")
         except ValueError:
-            ctx.error("nvidia-smi", f"unrecognised --query-gpu output: index {row['index']!r}")
+            ctx.error("nvidia-smi", f"`nvidia-smi --query-gpu` printed unrecognised output: index {row['index']!r}")
             return _Seen(ran=True)
         gpus.append(Gpu(index=index, name=row.get("name"), compute_capability=row.get("compute_cap"),
                         memory_total_mib=memory_mib(row.get("memory.total")), uuid=row.get("uuid"),
@@ -329,13 +332,15 @@ def _query(ctx, smi: str, fields: tuple[str, ...]) -> proc.RunResult:
     return proc.run(argv, timeout=ctx.timeout, env=dict(ctx.environ))
 
 
-def _smi_failure(ctx, result: proc.RunResult) -> Optional[tuple[str, str]]:
+def _smi_failure(ctx, result: proc.RunResult, label: str) -> Optional[tuple[str, str]]:
     """A recognised failure text, or record an unexpected failure as a probe error."""
     known = classify_failure(result.stdout + "\n" + result.stderr)
     if known:
         return known
-    if not result.ok:
-        ctx.error("nvidia-smi", result.describe_failure())
+    if result.error and "timed out" in result.error:
+        ctx.error("nvidia-smi", f"`{label}` timed out after {ctx.timeout:g} s")
+    elif not result.ok:
+        ctx.error("nvidia-smi", f"`{label}` {result.describe_failure()}")
     return None
 
 

@@ -123,27 +123,41 @@ def _python(facts: Facts, verbose: bool) -> list[str]:
     return lines
 
 
+DRIVER_MEANING = {
+    "wsl": " (the Windows host's driver, seen from WSL2)",
+    "jetson": " (Jetson integrated driver; JetPack decides compatibility)",
+}
+
+
 def _nvidia(facts: Facts, verbose: bool) -> list[str]:
     nv = facts.nvidia
     if nv is None:
         return ["no NVIDIA driver or GPU found"]
     lines = []
     if nv.driver_version:
-        meaning = {"wsl": " (Windows host driver, seen from WSL2)", "jetson": " (Jetson integrated driver)"}.get(nv.driver_kind or "", "")
+        meaning = DRIVER_MEANING.get(nv.driver_kind or "", "")
         cuda = f", supports CUDA ≤ {nv.driver_cuda}" if nv.driver_cuda else ""
         source = f" [from {nv.source}]" if verbose and nv.source else ""
         lines.append(f"driver {nv.driver_version}{meaning}{cuda}{source}")
     elif nv.failure:
-        lines.append(f"driver not usable: {nv.failure}")
+        lines.append(f"driver not usable: {nv.failure_text or nv.failure}")
+    elif any(e.probe in ("nvidia-smi", "nvml") for e in facts.errors):
+        lines.append("the NVIDIA tools gave no usable answer")
     else:
-        lines.append("no driver loaded")
+        lines.append("no NVIDIA driver loaded")
     for g in nv.gpus:
         cc = f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else "compute capability unknown"
         mem = f", {g.memory_total_mib} MiB" if g.memory_total_mib else ""
-        lines.append(f"GPU {g.index}: {g.name or '?'} ({cc}{mem})")
-    if not nv.gpus and nv.pci_devices:
+        bus = f" at {g.pci_bus_id}" if verbose and g.pci_bus_id else ""
+        lines.append(f"GPU {g.index}: {g.name or '?'} ({cc}{mem}){bus}")
+    if verbose or not nv.gpus:
         for d in nv.pci_devices:
             lines.append(f"PCI {d.address}: NVIDIA device {d.device_id or '?'}, kernel driver {d.driver or 'none'}")
+    if nv.nouveau_loaded and (verbose or not nv.driver_version):
+        lines.append("nouveau (open-source) kernel driver is loaded")
+    if verbose and nv.kernel_module:
+        what = "L4T version reported by the kernel module" if nv.driver_kind == "jetson" else "loaded kernel module"
+        lines.append(f"{what}: {nv.kernel_module}")
     return lines
 
 
@@ -173,9 +187,10 @@ def _cudnn(facts: Facts, verbose: bool) -> list[str]:
 def _jetson(facts: Facts, verbose: bool) -> list[str]:
     j = facts.jetson
     assert j is not None
-    lines = [f"{j.model or 'Jetson'}: L4T {j.l4t or '?'}, JetPack {j.jetpack or '?'}, CUDA {j.cuda or '?'}"]
-    if verbose and j.soc:
-        lines.append(f"SoC {j.soc}")
+    jetpack = f"JetPack {j.jetpack}" if j.jetpack else "JetPack unknown for this L4T"
+    lines = [f"{j.model or 'Jetson'}: L4T {j.l4t or '?'}, {jetpack}, CUDA {j.cuda or '?'}"]
+    if j.soc:
+        lines.append(f"SoC {j.soc}" + (f" ({j.compatible})" if verbose and j.compatible else ""))
     return lines
 
 
