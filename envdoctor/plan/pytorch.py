@@ -244,11 +244,16 @@ def _packages(release: matrix.Release, facts, pins: bool = True) -> list[str]:
     installed = facts.python.packages or {}
     packages = [f"torch=={release.version}"]
     if release.torchvision:
-        packages.append(f"torchvision=={release.torchvision}")
+        packages.append(_requirement("torchvision", release.torchvision))
     same_series_audio = release.torchaudio and matrix.series_of(release.torchaudio) == release.series
     if release.torchaudio and (same_series_audio or "torchaudio" in installed):
-        packages.append(f"torchaudio=={release.torchaudio}")
+        packages.append(_requirement("torchaudio", release.torchaudio))
     return packages if pins else [p.split("==")[0] for p in packages]
+
+
+def _requirement(name: str, version: str) -> str:
+    """'0.23.0' -> 'torchvision==0.23.0'; a specifier ('>=0.29.1,<0.30') is kept as written."""
+    return f"{name}=={version}" if version[:1].isdigit() else f"{name}{version}"
 
 
 def _replaces(facts) -> tuple[str, ...]:
