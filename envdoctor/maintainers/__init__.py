@@ -1,0 +1,1 @@
+"""Maintainers' tools: never imported on a user's path (`check`, `install`, `matrix`)."""

@@ -1,0 +1,283 @@
+"""Registry drift: re-derive the registry-backed rows of matrices/*.toml and report what changed.
+
+The matrices carry facts the package registry itself can state: the Python versions each release
+has wheels for (per platform), Requires-Python, glibc/macOS floors, which CUDA build the registry's
+default torch wheel is, what `tensorflow[and-cuda]` pins, the jax CUDA plugin pins. This module
+derives them again from registry answers — with the derivation functions the matrix authors wrote
+(`envdoctor.matrix.pytorch_registry`, `envdoctor.matrix.registry_tf_jax_paddle`) — and compares.
+
+Registry answers come from a `Registry`: `project(name)` (the JSON API document of a project) and
+`requires_dist(name, version, platform)` (the Requires-Dist lines of one wheel's METADATA, or None).
+`RecordedRegistry(folder)` reads saved answers (tests, offline); `scripts/check_registry.py` asks
+the live registry and can record what it saw.
+
+    python -m envdoctor.maintainers.registry --recorded tests/fixtures/registry
+
+Exit codes: 0 no drift, 1 drift found, 2 the answers or the matrices could not be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Protocol
+
+from packaging.version import InvalidVersion, Version
+
+from envdoctor.matrix.loader import load
+
+PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_amd64", "macos_arm64", "macos_x86_64")
+NOT_COMPARED = {"version", "source", "checked"}
+
+
+class Registry(Protocol):
+    def project(self, name: str) -> dict[str, Any]: ...
+
+    def requires_dist(self, name: str, version: str, platform: str) -> Optional[list[str]]: ...
+
+
+@dataclass(frozen=True)
+class Drift:
+    subject: str  # pytorch | tensorflow | jax | paddle
+    release: str  # "2.9.1"
+    field: str  # "python.linux_aarch64", "default_build.linux_x86_64", "and_cuda", "release"
+    matrix: Any  # what matrices/<subject>.toml says (None: no such row or field)
+    registry: Any  # what the registry says now
+
+    def line(self) -> str:
+        if self.field == "release":
+            return f"{self.subject} {self.release}: {self.registry} (matrix: {self.matrix})"
+        return f"{self.subject} {self.release} {self.field}: matrix {_show(self.matrix)} ≠ registry {_show(self.registry)}"
+
+    def to_dict(self) -> dict:
+        return {"subject": self.subject, "release": self.release, "field": self.field,
+                "matrix": self.matrix, "registry": self.registry}
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if value is not None else "—"
+
+
+# --- recorded answers ------------------------------------------------------------------------------
+
+class RecordedRegistry:
+    """Saved answers: `<project>.json` (a JSON API document, trimmed) and `requires_dist.json`
+    (`{"<project>==<version> <platform>": [Requires-Dist lines]}`)."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        path = self.folder / "requires_dist.json"
+        self._requires = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+    def project(self, name: str) -> dict[str, Any]:
+        return json.loads((self.folder / f"{name}.json").read_text(encoding="utf-8"))
+
+    def requires_dist(self, name: str, version: str, platform: str) -> Optional[list[str]]:
+        return self._requires.get(requires_key(name, version, platform))
+
+
+def requires_key(name: str, version: str, platform: str) -> str:
+    return f"{name}=={version} {platform}"
+
+
+FILE_KEYS = ("filename", "requires_python", "yanked", "upload_time", "size")
+
+
+def trim_project(doc: dict[str, Any], since: str) -> dict[str, Any]:
+    """A JSON API document cut down to what the derivations read: releases ≥ `since` and, per
+    file, its name, Requires-Python, yanked flag, upload time and size."""
+    releases = {}
+    for version, files in doc.get("releases", {}).items():
+        if _version(version) is None or _version(version) < Version(since):
+            continue
+        releases[version] = [_trim_file(f) for f in files]
+    info = doc.get("info", {})
+    return {"info": {"name": info.get("name"), "version": info.get("version")}, "releases": releases}
+
+
+def _trim_file(entry: dict[str, Any]) -> dict[str, Any]:
+    kept = {k: entry.get(k) for k in FILE_KEYS if entry.get(k) not in (None, False)}
+    if "upload_time" in kept:
+        kept["upload_time"] = str(kept["upload_time"])[:10]
+    return kept
+
+
+# --- comparing rows --------------------------------------------------------------------------------
+
+def _version(text: str) -> Optional[Version]:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def compare_rows(subject: str, matrix_rows: Iterable[dict], derived: dict[str, dict], fields: Iterable[str]) -> list[Drift]:
+    """Field-by-field differences between matrix rows and registry-derived rows of the same releases;
+    plus releases the registry has and the matrix lacks (or lists but the registry no longer has)."""
+    fields = list(fields)
+    by_version = {str(row["version"]): row for row in matrix_rows}
+    drifts = [Drift(subject, version, "release", "no row", "published on the registry")
+              for version in derived if version not in by_version]
+    newest = max((_version(v) for v in derived), default=None)
+    for version, row in by_version.items():
+        if version not in derived:
+            # Newer than the answer we have (a recorded answer is older than the matrix): not drift.
+            if newest is not None and _version(version) is not None and _version(version) < newest:
+                drifts.append(Drift(subject, version, "release", "listed", "not on the registry (or yanked)"))
+            continue
+        for name in fields:
+            if name in derived[version]:  # a field the derivation could not state is not compared
+                drifts += _compare_field(subject, version, name, row.get(name), derived[version][name])
+    return drifts
+
+
+def _compare_field(subject: str, version: str, name: str, matrix: Any, registry: Any) -> list[Drift]:
+    if isinstance(matrix, dict) or isinstance(registry, dict):
+        matrix, registry = matrix or {}, registry or {}
+        if name in ("python", "freethreaded", "wheels", "default_build"):  # one line per platform
+            return [d for key in sorted(set(matrix) | set(registry))
+                    for d in _compare_field(subject, version, f"{name}.{key}", matrix.get(key), registry.get(key))]
+    if _normal(matrix) == _normal(registry):
+        return []
+    return [Drift(subject, version, name, _normal(matrix), _normal(registry))]
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_normal(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _normal(v) for k, v in sorted(value.items())} or None
+    return value if value not in ("", [], ()) else None
+
+
+def newest_common(matrix_rows: Iterable[dict], derived: dict[str, Any], count: int) -> list[str]:
+    versions = [str(r["version"]) for r in matrix_rows if str(r["version"]) in derived]
+    return sorted(versions, key=lambda v: _version(v) or Version("0"))[-count:] if count else []
+
+
+# --- per subject -----------------------------------------------------------------------------------
+
+# A legacy tag (manylinux1 = glibc 2.5, manylinux2010 = 2.12) does not state the real floor: torch
+# 2.0-2.6 wheels are tagged manylinux1 but built on manylinux2014 (glibc 2.17), which the matrix
+# records (reference/pytorch.md §4d). Only PEP 600 tags (manylinux_2_28_x86_64) are compared.
+LEGACY_GLIBC = {"2.5", "2.12"}
+
+
+def check_pytorch(registry: Registry, metadata_releases: int = 3) -> list[Drift]:
+    from envdoctor.matrix import pytorch_registry
+
+    rows = load("pytorch")["release"]
+    derived = {v: _plain(vars(r)) for v, r in pytorch_registry.registry_rows(registry.project("torch")).items()}
+    for version in newest_common(rows, derived, metadata_releases):
+        builds = {}
+        for platform in ("linux_x86_64", "linux_aarch64", "windows_amd64"):
+            requires = registry.requires_dist("torch", version, platform)
+            if requires is not None:
+                builds[platform] = pytorch_registry.default_build(requires, platform)
+        derived[version]["default_build"] = builds
+    for row in derived.values():
+        if row.get("glibc") in LEGACY_GLIBC:
+            row.pop("glibc")  # see LEGACY_GLIBC
+    drifts = compare_rows("pytorch", rows, _only_known_platforms(derived),
+                          ("python", "freethreaded", "requires_python", "glibc", "macos"))
+    for version in newest_common(rows, derived, metadata_releases):
+        matrix = next(r for r in rows if str(r["version"]) == version).get("default_build", {})
+        for platform, build in derived[version]["default_build"].items():
+            drifts += _compare_field("pytorch", version, f"default_build.{platform}", matrix.get(platform), build)
+    return drifts
+
+
+def _plain(row: dict) -> dict:
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in row.items()}
+
+
+def _only_known_platforms(derived: dict[str, dict]) -> dict[str, dict]:
+    for row in derived.values():
+        for name in ("python", "freethreaded", "wheels"):
+            if isinstance(row.get(name), dict):
+                row[name] = {p: v for p, v in row[name].items() if p in PLATFORMS}
+    return derived
+
+
+def check_tensorflow(registry: Registry, metadata_releases: int = 3) -> list[Drift]:
+    from envdoctor.matrix import registry_tf_jax_paddle as derive
+
+    rows = load("tensorflow")["release"]
+    derived = {r["version"]: r for r in derive.tensorflow_rows(registry.project("tensorflow"))}
+    matrix = [dict(r, stubs=sorted(r.get("stub_for", {}))) for r in rows]
+    for row in derived.values():
+        row["stubs"] = sorted(row.get("stubs", []))
+    for version in newest_common(rows, derived, metadata_releases):
+        requires = registry.requires_dist("tensorflow", version, "linux_x86_64")
+        if requires is not None:
+            derived[version].update(and_cuda=derive.extra_pins(requires, "and-cuda"),
+                                    numpy=derive.dependency_spec(requires, "numpy"),
+                                    keras=derive.dependency_spec(requires, "keras"))
+    drifts = compare_rows("tensorflow", matrix, derived, ("date", "requires_python", "wheels", "stubs"))
+    for version in newest_common(rows, derived, metadata_releases):
+        row = next(r for r in rows if str(r["version"]) == version)
+        for name in ("and_cuda", "numpy", "keras"):
+            if name in derived[version]:
+                drifts += _compare_field("tensorflow", version, name, row.get(name), derived[version][name])
+    return drifts
+
+
+SUBJECTS: dict[str, Callable[..., list[Drift]]] = {
+    "pytorch": check_pytorch,
+    "tensorflow": check_tensorflow,
+}
+
+
+def check_all(registry: Registry, subjects: Iterable[str], metadata_releases: int = 3) -> dict[str, list[Drift]]:
+    return {name: SUBJECTS[name](registry, metadata_releases) for name in subjects}
+
+
+# --- command line ----------------------------------------------------------------------------------
+
+def report(results: dict[str, list[Drift]], as_json: bool, out=sys.stdout) -> int:
+    drifts = [d for found in results.values() for d in found]
+    if as_json:
+        out.write(json.dumps({"drift": [d.to_dict() for d in drifts], "checked": list(results)}, indent=2,
+                             ensure_ascii=False) + "\n")
+    else:
+        for name, found in results.items():
+            out.write(f"{name}: {'no drift' if not found else f'{len(found)} difference(s)'}\n")
+            for d in found:
+                out.write(f"  {d.line()}\n")
+    return 1 if drifts else 0
+
+
+def parser(description: str = __doc__) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("subjects", nargs="*", default=[], metavar="SUBJECT",
+                   help=f"what to check ({', '.join(SUBJECTS)}; default: all)")
+    p.add_argument("--metadata", type=int, default=3, metavar="N",
+                   help="read the wheel METADATA (pins, default build) of the newest N releases (default 3)")
+    p.add_argument("--json", action="store_true", help="print the drift as JSON")
+    return p
+
+
+def subjects_of(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    unknown = [s for s in args.subjects if s not in SUBJECTS]
+    if unknown:
+        p.error(f"unknown subject {unknown[0]!r} (choose from {', '.join(SUBJECTS)})")
+    return args.subjects or list(SUBJECTS)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    p = parser()
+    p.add_argument("--recorded", required=True, metavar="DIR", help="a folder of recorded registry answers")
+    args = p.parse_args(argv)
+    try:
+        results = check_all(RecordedRegistry(args.recorded), subjects_of(p, args), args.metadata)
+    except (OSError, ValueError, KeyError) as exc:
+        sys.stderr.write(f"check_registry: error: {type(exc).__name__}: {exc}\n")
+        return 2
+    return report(results, args.json)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The maintainers' registry drift checker, offline on registry answers recorded 2026-11-29
+(tests/fixtures/registry/README.md lists the URLs)."""
+
+import copy
+import json
+import sys
+
+import pytest
+
+from envdoctor.maintainers import registry as drift
+from tests.conftest import FIXTURES, ROOT
+
+RECORDED = FIXTURES / "registry"
+
+
+class Edited(drift.RecordedRegistry):
+    """The recorded answers with an edit applied: the registry as it might look tomorrow."""
+
+    def __init__(self, edit_project=None, edit_requires=None):
+        super().__init__(RECORDED)
+        self.edit_project, self.edit_requires = edit_project, edit_requires
+
+    def project(self, name):
+        doc = copy.deepcopy(super().project(name))
+        if self.edit_project:
+            self.edit_project(name, doc)
+        return doc
+
+    def requires_dist(self, name, version, platform):
+        lines = super().requires_dist(name, version, platform)
+        return self.edit_requires(name, version, platform, lines) if self.edit_requires and lines else lines
+
+
+def fields(drifts):
+    return {(d.subject, d.release, d.field): (d.matrix, d.registry) for d in drifts}
+
+
+def test_bundled_matrices_match_the_recorded_registry():
+    results = drift.check_all(drift.RecordedRegistry(RECORDED), drift.SUBJECTS)
+    assert {name: [d.line() for d in found] for name, found in results.items()} == {name: [] for name in drift.SUBJECTS}
+
+
+def test_a_python_version_dropped_from_the_registry_is_reported():
+    def drop_cp314_aarch64(name, doc):
+        if name == "torch":
+            doc["releases"]["2.9.1"] = [f for f in doc["releases"]["2.9.1"]
+                                        if not ("cp314-cp314-" in f["filename"] and "aarch64" in f["filename"])]
+
+    found = fields(drift.check_pytorch(Edited(edit_project=drop_cp314_aarch64)))
+    assert found == {("pytorch", "2.9.1", "python.linux_aarch64"): (
+        ["3.10", "3.11", "3.12", "3.13", "3.14"], ["3.10", "3.11", "3.12", "3.13"])}
+
+
+def test_a_new_release_and_a_yanked_one_are_reported():
+    def new_and_yanked(name, doc):
+        if name == "torch":
+            doc["releases"]["2.99.0"] = copy.deepcopy(doc["releases"]["2.15.0"])
+            for f in doc["releases"]["2.1.1"]:
+                f["yanked"] = True
+
+    found = fields(drift.check_pytorch(Edited(edit_project=new_and_yanked), metadata_releases=0))
+    assert found == {("pytorch", "2.99.0", "release"): ("no row", "published on the registry"),
+                     ("pytorch", "2.1.1", "release"): ("listed", "not on the registry (or yanked)")}
+
+
+def test_a_changed_cuda_pin_changes_the_default_build():
+    def cuda_13_0(name, version, platform, lines):
+        return [line.replace("==13.2.2", "==13.0.2") if line.startswith("cuda-toolkit") else line for line in lines]
+
+    found = fields(drift.check_pytorch(Edited(edit_requires=cuda_13_0)))
+    assert found[("pytorch", "2.15.0", "default_build.linux_x86_64")] == ("cu132", "cu130")
+    assert found[("pytorch", "2.15.0", "default_build.linux_aarch64")] == ("cu132", "cu130")
+
+
+def test_a_changed_and_cuda_pin_is_reported():
+    def newer_cudnn(name, version, platform, lines):
+        if version != "2.21.0":
+            return lines
+        return [line.replace("nvidia-cudnn-cu12<10.0,>=9.3.0.75", "nvidia-cudnn-cu12<10.0,>=9.8.0.87") for line in lines]
+
+    found = fields(drift.check_tensorflow(Edited(edit_requires=newer_cudnn)))
+    assert list(found) == [("tensorflow", "2.21.0", "and_cuda")]
+    matrix, registry = found[("tensorflow", "2.21.0", "and_cuda")]
+    assert matrix["nvidia-cudnn-cu12"] == "<10.0,>=9.3.0.75" and registry["nvidia-cudnn-cu12"] == "<10.0,>=9.8.0.87"
+
+
+def test_trimmed_answers_keep_what_the_derivations_read():
+    doc = {"info": {"name": "x", "version": "2.0", "summary": "dropped"}, "releases": {
+        "1.0": [{"filename": "x-1.0-py3-none-any.whl"}],
+        "2.0": [{"filename": "x-2.0-cp312-cp312-manylinux_2_28_x86_64.whl", "requires_python": ">=3.10",
+                 "yanked": False, "upload_time": "2026-01-02T03:04:05", "size": 10, "digests": {"sha256": "…"},
+                 "url": "https://files.example.invalid/x.whl"}]}}
+    assert drift.trim_project(doc, "2.0") == {"info": {"name": "x", "version": "2.0"}, "releases": {"2.0": [
+        {"filename": "x-2.0-cp312-cp312-manylinux_2_28_x86_64.whl", "requires_python": ">=3.10",
+         "upload_time": "2026-01-02", "size": 10}]}}
+
+
+@pytest.mark.parametrize("argv", [
+    [sys.executable, str(ROOT / "scripts" / "check_registry.py"), "--recorded", str(RECORDED)],
+    [sys.executable, "-m", "envdoctor.maintainers.registry", "--recorded", str(RECORDED), "pytorch"],
+])
+def test_command_line_offline(argv):
+    import subprocess
+
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "pytorch: no drift" in result.stdout
+
+
+def test_command_line_json_and_exit_code_on_drift(tmp_path):
+    import shutil
+    import subprocess
+
+    edited = tmp_path / "registry"
+    shutil.copytree(RECORDED, edited)
+    requires = json.loads((edited / "requires_dist.json").read_text())
+    key = "torch==2.15.0 linux_x86_64"
+    requires[key] = [line for line in requires[key] if not line.startswith(("cuda-toolkit", "nvidia-"))]
+    (edited / "requires_dist.json").write_text(json.dumps(requires))
+
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_registry.py"), "--recorded", str(edited),
+                             "pytorch", "--json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["drift"] == [{"subject": "pytorch", "release": "2.15.0",
+                                                    "field": "default_build.linux_x86_64",
+                                                    "matrix": "cu132", "registry": "cpu"}]
