@@ -100,7 +100,10 @@ def make_plan(facts, request: PlanRequest) -> InstallPlan:
 # first; within a release the builds in the order the planner prefers them), each judged for this
 # machine with the SAME checks `choose()` uses, so the table and the plan never disagree.
 # `request.version` narrows the releases when set; `request.cuda` ("cpu", "12.8", "cu128",
-# "rocm6.4") narrows the builds when not "auto". `verdict` is one of VERDICTS. It is optional: when a
+# "rocm6.4") narrows the builds when not "auto". `verdict` is one of VERDICTS; a build for an
+# accelerator the machine does not have (ROCm on an NVIDIA box, CUDA on a Mac or an AMD box) is
+# "platform", and `envdoctor matrix` hides a build whose every cell is "platform" unless --all.
+# A CPU build on a GPU machine "fits" (with why = "CPU only"). It is optional: when a
 # module has no `candidates`, `evaluate_all` returns None and the matrix says "not available yet".
 
 VERDICTS = {
@@ -108,7 +111,7 @@ VERDICTS = {
     "driver": "driver too old",
     "gpu": "no kernels for your GPU",
     "python": "no wheel for your Python",
-    "platform": "no build for this platform",
+    "platform": "not for this machine",  # another platform or accelerator: ROCm without an AMD GPU, CUDA without an NVIDIA GPU
     "other": "does not fit",
 }
 
