@@ -143,3 +143,39 @@ def dedupe_rejections(items: Iterable[Rejected], limit: int = 40) -> tuple[Rejec
         seen.add(item.candidate)
         out.append(item)
     return tuple(out[:limit])
+
+
+# --- used by the TensorFlow, JAX and Paddle planners ------------------------------------------------
+
+def version_spec(text: Optional[str]):
+    """--version text -> a SpecifierSet: '2.16' -> ==2.16.* ; '2.16.1' -> ==2.16.1 ; '>=2.15,<2.18' as is."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from envdoctor.errors import UsageError
+
+    if not text:
+        return None
+    text = text.strip()
+    if text[:1].isdigit():
+        text = f"=={text}.*" if text.count(".") == 1 else f"=={text}"
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        raise UsageError(f"--version {text!r} is not a version or a version specifier (e.g. 2.16, '>=2.15,<2.18')") from None
+
+
+def hazard_warnings(hazards, version: str, installed: Optional[str], facts, gpu_plan: bool) -> list[str]:
+    """The texts of the matrix hazard rows (envdoctor.matrix.tensorflow.Hazard) that apply to this plan."""
+    packages = facts.python.packages or {}
+    return [h.text for h in hazards if h.applies(version, installed, packages, facts.env or {}, gpu_plan)]
+
+
+def target_env_warnings(facts) -> list[str]:
+    """A warning when the target interpreter is the system Python or a conda base environment."""
+    kind = facts.python.env_kind
+    if kind == "system":
+        return [f"the target is the system Python ({facts.python.executable}); a virtual environment is safer "
+                f"(python3 -m venv ~/venv)"]
+    if kind == "conda-base":
+        return ["the target is the conda base environment; create an environment first (conda create -n NAME python)"]
+    return []
