@@ -12,6 +12,7 @@ aarch64 wheel. conda uses conda-forge (`pytorch` + `cuda-version`), never the `p
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -54,7 +55,7 @@ def wanted_tag(cuda: str) -> Optional[str]:
         return None
     if value in ("cpu", "mps"):
         return "cpu"
-    if value.startswith("rocm") or value.startswith("cu"):
+    if re.match(r"^(cu\d{3,}|rocm\d+(\.\d+)*)$", value):
         return value
     parts = value.split(".")
     if len(parts) >= 2 and all(p.isdigit() for p in parts[:2]):
@@ -551,7 +552,10 @@ def _choose_conda(facts, request, machine: Machine, spec, tag) -> InstallPlan:
 # --- the matrix view ------------------------------------------------------------------------------
 
 def candidates(facts, request: PlanRequest) -> list[Candidate]:
-    """Every (release, build) for this platform judged with the same checks `choose` uses."""
+    """Every (release, build) for this platform judged with the same checks `choose` uses.
+
+    Builds `choose` would not consider for this machine (a CPU build on a GPU machine with
+    --cuda auto) are listed with the verdict "other"."""
     spec = version_spec(request.version)
     tag = wanted_tag(request.cuda)
     machine = machine_of(facts)
@@ -559,14 +563,13 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
         return []
     out = []
     for release in candidate_releases(spec):
+        considered = {o.tag for o in wanted_options(release, machine, tag)}
         for option in options_for(release, machine.platform):
-            if tag == "cpu" and option.tag not in ("cpu", "mps"):
-                continue
-            if tag not in (None, "cpu") and option.tag != tag:
+            if tag is not None and option.tag not in considered:
                 continue
             judge(option, facts, machine)
-            if option.fits and machine.accelerator == "cuda" and (option.build is None or option.build.kind != "cuda"):
-                verdict, why = "fits", "CPU only"
+            if option.tag not in considered:
+                verdict, why = "other", f"not for this machine's {machine.accelerator} (ask with --cuda {option.tag})"
             elif option.fits:
                 verdict, why = "fits", ""
             else:
