@@ -1,0 +1,312 @@
+"""JAX smoke checks. Runs inside the target interpreter: stdlib + jax (+ numpy, which jax needs), Python 3.8+.
+
+The CNN is written with jax.lax only (no flax/optax), so nothing beyond jax itself is needed.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+import _harness as h
+from _harness import Fail, Skip
+
+SEED = 0
+BATCH = 64
+DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops=true"
+CHILD_MARK = "ENVDOCTOR_SMOKE_REPRO_CHILD"
+
+
+def _jax(ctx):
+    if ctx.device_request == "cpu":
+        os.environ["JAX_PLATFORMS"] = "cpu"
+    elif ctx.device_request == "cuda":
+        os.environ["JAX_PLATFORMS"] = "cuda"
+    try:
+        jax = ctx.load("jax")
+        import jaxlib
+        gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    except h.ImportFailed:
+        raise
+    except Exception as exc:  # "Unable to initialize backend 'cuda'" with JAX_PLATFORMS=cuda
+        raise Fail("jax backend failed to initialise: {}".format(h.one_line(exc)))
+    ctx.details["version"] = jax.__version__
+    ctx.details["jaxlib"] = jaxlib.__version__
+    ctx.details["backend"] = jax.default_backend()
+    ctx.want_gpu(len(gpus))
+    device = gpus[0] if gpus and ctx.device_request != "cpu" else jax.devices("cpu")[0]
+    ctx.device = "{}:{}".format("cuda" if device.platform == "gpu" else device.platform, device.id)
+    return jax, device
+
+
+def init_params(jax, key):
+    k1, k2, k3 = jax.random.split(key, 3)
+    jnp = jax.numpy
+
+    def scaled(k, shape, fan_in):
+        return jax.random.normal(k, shape, jnp.float32) * (1.0 / fan_in) ** 0.5
+
+    return {
+        "c1": {"w": scaled(k1, (3, 3, 1, 16), 9), "b": jnp.zeros(16)},
+        "c2": {"w": scaled(k2, (3, 3, 16, 32), 9 * 16), "b": jnp.zeros(32)},
+        "d": {"w": scaled(k3, (7 * 7 * 32, 10), 7 * 7 * 32 * 4), "b": jnp.zeros(10)},
+    }
+
+
+def forward(jax, params, x):
+    lax = jax.lax
+
+    def conv(x, p):
+        y = lax.conv_general_dilated(x, p["w"].astype(x.dtype), (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return jax.nn.relu(y + p["b"].astype(x.dtype))
+
+    def pool(x):
+        return lax.reduce_window(x, -jax.numpy.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+    x = pool(conv(x, params["c1"]))
+    x = pool(conv(x, params["c2"]))
+    x = x.reshape(x.shape[0], -1)
+    return x @ params["d"]["w"].astype(x.dtype) + params["d"]["b"].astype(x.dtype)
+
+
+def loss_fn(jax, params, x, y, dtype=None):
+    if dtype is not None:
+        x = x.astype(dtype)
+    logits = forward(jax, params, x).astype(jax.numpy.float32)
+    logp = jax.nn.log_softmax(logits)
+    return -jax.numpy.mean(jax.numpy.take_along_axis(logp, y[:, None], axis=1))
+
+
+def synthetic_batch(jax, batch=BATCH):
+    kx, ky = jax.random.split(jax.random.PRNGKey(SEED + 1))
+    x = jax.random.normal(kx, (batch, 28, 28, 1))
+    y = jax.random.randint(ky, (batch,), 0, 10)
+    return x, y
+
+
+def make_step(jax, lr=0.05, dtype=None):
+    def step(params, x, y):
+        loss, grads = jax.value_and_grad(lambda p: loss_fn(jax, p, x, y, dtype))(params)
+        return jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), loss, grads
+    return step
+
+
+_JITTED = {}
+
+
+def jitted_step(jax, dtype=None):
+    """One compiled step per dtype and process (a new closure each time would recompile)."""
+    if dtype not in _JITTED:
+        _JITTED[dtype] = jax.jit(make_step(jax, dtype=dtype))
+    return _JITTED[dtype]
+
+
+def train(jax, device, steps):
+    params = jax.device_put(init_params(jax, jax.random.PRNGKey(SEED)), device)
+    x, y = jax.device_put(synthetic_batch(jax), device)
+    step = jitted_step(jax)
+    losses, durations = [], []
+    for _ in range(steps):
+        start = time.perf_counter()
+        params, loss, _ = step(params, x, y)
+        losses.append(float(loss))  # float() waits for the device
+        durations.append(time.perf_counter() - start)
+    return losses, durations, params
+
+
+def param_digest(jax, params):
+    import numpy as np
+    return h.digest(np.asarray(leaf).tobytes() for leaf in jax.tree_util.tree_leaves(params))
+
+
+# --- checks --------------------------------------------------------------------------------------
+
+def devices(ctx):
+    jax = ctx.load("jax")
+    import jaxlib
+    ctx.details.update(version=jax.__version__, jaxlib=jaxlib.__version__)
+    try:
+        all_devices = jax.devices()
+    except Exception as exc:
+        raise Fail("jax found no usable backend: {}".format(h.one_line(exc)))
+    gpus = []
+    for d in all_devices:
+        if d.platform != "gpu":
+            continue
+        entry = {"index": d.id, "name": d.device_kind,
+                 "compute_capability": getattr(d, "compute_capability", None)}
+        try:
+            entry["memory_mib"] = int((d.memory_stats() or {}).get("bytes_limit", 0)) >> 20 or None
+        except Exception:
+            entry["memory_mib"] = None
+        gpus.append(entry)
+    ctx.device = "cuda" if gpus else jax.default_backend()
+    return {"backend": jax.default_backend(), "gpus": gpus, "gpu_count": len(gpus),
+            "platforms": sorted({d.platform for d in all_devices}),
+            "cuda_plugin": _cuda_plugin()}
+
+
+def _cuda_plugin():
+    try:
+        from importlib import metadata
+    except ImportError:
+        return None
+    for name in ("jax-cuda13-plugin", "jax-cuda12-plugin", "jax-cuda11-plugin"):
+        try:
+            return "{}=={}".format(name, metadata.version(name))
+        except Exception:
+            continue
+    return None
+
+
+def cnn(ctx):
+    jax, device = _jax(ctx)
+    losses, durations, _ = train(jax, device, ctx.steps)
+    h.check_losses(losses)
+    return {"steps": len(losses), "batch": BATCH, "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
+            "step_ms": h.step_ms(durations, warmup=2), "compile_ms": round(durations[0] * 1000, 1)}
+
+
+def oom(ctx):
+    if ctx.device_request == "cpu":
+        raise Skip("--device cpu: an out-of-memory round trip on the CPU would exhaust host memory")
+    jax, device = _jax(ctx)
+    if device.platform != "gpu":
+        raise Skip("no GPU: an out-of-memory round trip on the CPU would exhaust host memory")
+    jnp = jax.numpy
+    stats = device.memory_stats() or {}
+    limit = int(stats.get("bytes_limit", 0))
+    chunk = max(limit // 64, 64 << 20)
+    blocks, reached, raised = [], 0, None
+    deadline = time.monotonic() + ctx.oom_seconds
+    while time.monotonic() < deadline and len(blocks) < 4 * 64:
+        try:
+            block = jax.device_put(jnp.zeros((chunk,), jnp.uint8), device)
+            block.block_until_ready()
+            blocks.append(block)
+            reached += chunk
+        except Exception as exc:  # XlaRuntimeError: RESOURCE_EXHAUSTED
+            if "RESOURCE_EXHAUSTED" not in str(exc) and "out of memory" not in str(exc).lower():
+                raise
+            raised = h.one_line(exc)
+            break
+    at_oom = device.memory_stats() or {}
+    for block in blocks:
+        block.delete()
+    del blocks
+    after = device.memory_stats() or {}
+    probe = jax.device_put(jnp.ones((64 << 20,), jnp.float32), device)
+    ok = float(probe.sum()) == float(64 << 20)
+    details = {"bytes_limit_mib": limit >> 20, "reached_mib": reached >> 20,
+               "reached_fraction": round(reached / limit, 3) if limit else None, "error": raised,
+               "in_use_at_oom_mib": int(at_oom.get("bytes_in_use", 0)) >> 20,
+               "in_use_after_release_mib": int(after.get("bytes_in_use", 0)) >> 20,
+               "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "true (default: 75% of the GPU at start)"),
+               "mem_fraction": os.environ.get("XLA_PYTHON_CLIENT_MEM_FRACTION")}
+    if raised is None:
+        raise Fail("no RESOURCE_EXHAUSTED within {:g} s".format(ctx.oom_seconds), details)
+    if not ok:
+        raise Fail("allocation after the out-of-memory error gave a wrong result", details)
+    return details
+
+
+def repro(ctx):
+    if os.environ.get(CHILD_MARK):  # the child run below: deterministic XLA flags set at start-up
+        jax, device = _jax(ctx)
+        return _two_runs(jax, device, ctx)
+    jax, device = _jax(ctx)
+    default = _two_runs(jax, device, ctx)
+    details = {"steps": min(ctx.steps, 5), "defaults_identical": default["identical"]}
+    if device.platform == "gpu" and DETERMINISTIC_FLAG not in os.environ.get("XLA_FLAGS", ""):
+        # XLA reads its flags once, at start-up: the deterministic runs need a fresh process.
+        env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " " + DETERMINISTIC_FLAG).strip())
+        env[CHILD_MARK] = "1"
+        argv = [sys.executable, os.path.abspath(__file__), "--check", "repro", "--device", ctx.device_request,
+                "--steps", str(ctx.steps)]
+        out = subprocess.run(argv, env=env, stdout=subprocess.PIPE, universal_newlines=True).stdout
+        child = __import__("json").loads(out.strip().splitlines()[-1])
+        if child["status"] != "pass":
+            raise Fail("deterministic run failed: {}".format(child.get("reason")), details)
+        deterministic = child["details"]
+    else:
+        deterministic = default  # XLA on the CPU has no nondeterministic kernels to switch off
+    details.update(deterministic_identical=deterministic["identical"], param_digest=deterministic["digest"],
+                   settings="XLA_FLAGS=" + DETERMINISTIC_FLAG if device.platform == "gpu" else "defaults (CPU)")
+    if not details["deterministic_identical"]:
+        raise Fail("two seeded runs with deterministic settings differ", details)
+    return details
+
+
+def _two_runs(jax, device, ctx):
+    runs = []
+    for _ in range(2):
+        losses, _, params = train(jax, device, min(ctx.steps, 5))
+        runs.append((losses, param_digest(jax, params)))
+    return {"identical": h.compare_runs(*runs), "digest": runs[0][1]}
+
+
+def amp(ctx):
+    jax, device = _jax(ctx)
+    jnp = jax.numpy
+    dtype = jnp.bfloat16  # XLA supports bf16 on CPUs and on GPUs; fp16 needs loss scaling
+    params = jax.device_put(init_params(jax, jax.random.PRNGKey(SEED)), device)
+    x, y = jax.device_put(synthetic_batch(jax), device)
+    step = jitted_step(jax, dtype)
+    compute_dtype = str(jax.eval_shape(lambda p, x: forward(jax, p, x.astype(dtype)), params, x).dtype)
+    params, loss, grads = step(params, x, y)
+    grads_finite = all(bool(jnp.isfinite(g).all()) for g in jax.tree_util.tree_leaves(grads))
+    details = {"dtype": "bfloat16", "compute_dtype": compute_dtype, "loss": round(float(loss), 4),
+               "grads_finite": grads_finite}
+    if compute_dtype != "bfloat16":
+        raise Fail("the model did not compute in bfloat16", details)
+    if not (h.finite([float(loss)]) and grads_finite):
+        raise Fail("mixed-precision step gave a non-finite loss or gradient", details)
+    return details
+
+
+def multi(ctx):
+    # Two virtual CPU devices make the sharded path testable on any machine; GPUs are used when two exist.
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" not in flags:
+        os.environ["XLA_FLAGS"] = (flags + " --xla_force_host_platform_device_count=2").strip()
+    jax, _ = _jax(ctx)
+    import numpy as np
+    gpus = [d for d in jax.devices() if d.platform == "gpu"] if ctx.device_request != "cpu" else []
+    if len(gpus) >= 2:
+        devs = gpus
+        ctx.device = "cuda:0-{}".format(len(gpus) - 1)
+    elif ctx.device_request == "cuda":
+        raise Skip("{} GPU(s): data parallel needs two or more".format(len(gpus)))
+    else:
+        devs = jax.devices("cpu")[:2]
+        ctx.device = "cpu (2 virtual devices)"
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(devs), ("batch",))
+    n = len(devs)
+    x, y = synthetic_batch(jax, batch=BATCH * n)
+    xs = jax.device_put(x, NamedSharding(mesh, P("batch")))
+    ys = jax.device_put(y, NamedSharding(mesh, P("batch")))
+    params = jax.device_put(init_params(jax, jax.random.PRNGKey(SEED)), NamedSharding(mesh, P()))
+    step = jitted_step(jax)
+    start = time.perf_counter()
+    new_params, loss, _ = step(params, xs, ys)
+    loss = float(loss)
+    seconds = round(time.perf_counter() - start, 3)
+    cpu = jax.devices("cpu")[0]
+    ref_params, ref_loss, _ = step(jax.device_put(init_params(jax, jax.random.PRNGKey(SEED)), cpu),
+                                                      jax.device_put(x, cpu), jax.device_put(y, cpu))
+    max_diff = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
+                   for a, b in zip(jax.tree_util.tree_leaves(new_params), jax.tree_util.tree_leaves(ref_params)))
+    details = {"devices": n, "sharding": "NamedSharding over a 1-d mesh", "loss": round(loss, 4),
+               "input_shards": len(xs.addressable_shards), "max_diff_vs_single_device": max_diff, "step_seconds": seconds}
+    if len(xs.addressable_shards) != n:
+        raise Fail("the batch was not split across {} devices".format(n), details)
+    if max_diff > 1e-3 or not h.finite([loss]):
+        raise Fail("the sharded step differs from the single-device step", details)
+    return details
+
+
+CHECKS = {"devices": devices, "cnn": cnn, "oom": oom, "repro": repro, "amp": amp, "multi": multi}
+
+if __name__ == "__main__":
+    h.main("jax", CHECKS)

@@ -1,0 +1,242 @@
+"""PaddlePaddle smoke checks. Runs inside the target interpreter: stdlib + paddle, Python 3.8+.
+
+More than `paddle.utils.run_check()`: a real CNN that must learn, an OOM round trip, reproducibility
+and mixed precision, each reported with numbers.
+"""
+
+import os
+import time
+
+import _harness as h
+from _harness import Fail, Skip
+
+SEED = 0
+BATCH = 64
+
+os.environ.setdefault("GLOG_minloglevel", "2")
+
+
+def _paddle(ctx):
+    paddle = ctx.load("paddle")
+    ctx.details["version"] = paddle.__version__
+    ctx.details["cuda_build"] = bool(paddle.device.is_compiled_with_cuda())
+    gpus = paddle.device.cuda.device_count() if ctx.details["cuda_build"] else 0
+    use_gpu = ctx.want_gpu(gpus)
+    ctx.device = "gpu:0" if use_gpu else "cpu"
+    paddle.set_device(ctx.device)
+    return paddle
+
+
+def build_cnn(paddle):
+    nn = paddle.nn
+    return nn.Sequential(
+        nn.Conv2D(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2D(2),
+        nn.Conv2D(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2D(2),
+        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
+    )
+
+
+def synthetic_batch(paddle, batch=BATCH):
+    import numpy as np
+    rng = np.random.default_rng(SEED)
+    x = paddle.to_tensor(rng.standard_normal((batch, 1, 28, 28)).astype("float32"))
+    y = paddle.to_tensor(rng.integers(0, 10, (batch,)).astype("int64"))
+    return x, y
+
+
+def train(paddle, steps):
+    paddle.seed(SEED)
+    model = build_cnn(paddle)
+    opt = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9, parameters=model.parameters())
+    x, y = synthetic_batch(paddle)
+    losses, durations = [], []
+    for _ in range(steps):
+        start = time.perf_counter()
+        loss = paddle.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))  # float() waits for the device
+        durations.append(time.perf_counter() - start)
+    return losses, durations, model
+
+
+def param_digest(model):
+    return h.digest(p.numpy().tobytes() for p in model.parameters())
+
+
+# --- checks --------------------------------------------------------------------------------------
+
+def devices(ctx):
+    paddle = ctx.load("paddle")
+    cuda_build = bool(paddle.device.is_compiled_with_cuda())
+    gpus = []
+    count = paddle.device.cuda.device_count() if cuda_build else 0
+    for i in range(count):
+        p = paddle.device.cuda.get_device_properties(i)
+        gpus.append({"index": i, "name": p.name, "memory_mib": p.total_memory // (1 << 20),
+                     "compute_capability": "{}.{}".format(p.major, p.minor)})
+    ctx.device = "cuda" if gpus else "cpu"
+    return {"version": paddle.__version__, "cuda_build": cuda_build,
+            "build_cuda_version": paddle.version.cuda() if cuda_build else None,
+            "build_cudnn_version": paddle.version.cudnn() if cuda_build else None,
+            "gpus": gpus, "gpu_count": len(gpus)}
+
+
+def cnn(ctx):
+    paddle = _paddle(ctx)
+    losses, durations, _ = train(paddle, ctx.steps)
+    h.check_losses(losses)
+    return {"steps": len(losses), "batch": BATCH, "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
+            "step_ms": h.step_ms(durations, warmup=2)}
+
+
+def oom(ctx):
+    if ctx.device_request == "cpu":
+        raise Skip("--device cpu: an out-of-memory round trip on the CPU would exhaust host memory")
+    paddle = _paddle(ctx)
+    if ctx.device == "cpu":
+        raise Skip("no GPU: an out-of-memory round trip on the CPU would exhaust host memory")
+    total = paddle.device.cuda.get_device_properties(0).total_memory
+    chunk = max(total // 64, 64 << 20)
+    blocks, reached, raised = [], 0, None
+    deadline = time.monotonic() + ctx.oom_seconds
+    while time.monotonic() < deadline and len(blocks) < 4 * 64:
+        try:
+            blocks.append(paddle.empty([chunk], dtype="uint8"))
+            reached += chunk
+        except MemoryError as exc:  # paddle raises MemoryError (ResourceExhaustedError) on GPU OOM
+            raised = h.one_line(exc)
+            break
+    at_oom = {"allocated_mib": paddle.device.cuda.memory_allocated(0) >> 20,
+              "reserved_mib": paddle.device.cuda.memory_reserved(0) >> 20}
+    del blocks
+    paddle.device.cuda.empty_cache()
+    after = {"allocated_mib": paddle.device.cuda.memory_allocated(0) >> 20,
+             "reserved_mib": paddle.device.cuda.memory_reserved(0) >> 20}
+    probe = paddle.ones([64 << 20], dtype="float32")
+    ok = float(probe.sum()) == float(64 << 20)
+    details = {"total_mib": total >> 20, "reached_mib": reached >> 20, "reached_fraction": round(reached / total, 3),
+               "error": raised, "at_oom": at_oom, "after_release": after,
+               "allocator": os.environ.get("FLAGS_allocator_strategy", "auto_growth (default)")}
+    if raised is None:
+        raise Fail("no out-of-memory error within {:g} s".format(ctx.oom_seconds), details)
+    if not ok:
+        raise Fail("allocation after the out-of-memory error gave a wrong result", details)
+    return details
+
+
+def repro(ctx):
+    paddle = _paddle(ctx)
+    steps = min(ctx.steps, 5)
+
+    def run():
+        losses, _, model = train(paddle, steps)
+        return losses, param_digest(model)
+
+    default = (run(), run())
+    if ctx.device.startswith("gpu"):
+        paddle.set_flags({"FLAGS_cudnn_deterministic": True})
+        settings = "paddle.seed + FLAGS_cudnn_deterministic"
+        deterministic = (run(), run())
+    else:
+        settings = "paddle.seed (the CPU kernels have no nondeterministic mode to switch off)"
+        deterministic = default
+    details = {"steps": steps, "deterministic_identical": h.compare_runs(*deterministic),
+               "defaults_identical": h.compare_runs(*default), "param_digest": deterministic[0][1],
+               "settings": settings}
+    if not details["deterministic_identical"]:
+        raise Fail("two seeded runs with deterministic settings differ", details)
+    return details
+
+
+def amp(ctx):
+    paddle = _paddle(ctx)
+    if ctx.device.startswith("gpu"):
+        major = paddle.device.cuda.get_device_properties(0).major
+        dtype = "bfloat16" if major >= 8 else "float16"
+    else:
+        dtype = "bfloat16"
+    paddle.seed(SEED)
+    model = build_cnn(paddle)
+    opt = paddle.optimizer.SGD(learning_rate=0.05, parameters=model.parameters())
+    scaler = paddle.amp.GradScaler(enable=(dtype == "float16"))
+    x, y = synthetic_batch(paddle)
+    with paddle.amp.auto_cast(level="O1", dtype=dtype):
+        hidden = model[0](x)
+        loss = paddle.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    grads_finite = all(bool(paddle.isfinite(p.grad).all()) for p in model.parameters() if p.grad is not None)
+    scaler.step(opt)
+    scaler.update()
+    compute_dtype = str(hidden.dtype).replace("paddle.", "")
+    details = {"dtype": dtype, "compute_dtype": compute_dtype, "loss": round(float(loss), 4), "grads_finite": grads_finite}
+    if compute_dtype != dtype:
+        if not ctx.device.startswith("gpu"):
+            raise Skip("paddle.amp.auto_cast does nothing on the CPU (the step stayed in {}); mixed precision is "
+                       "checked on GPUs".format(compute_dtype))
+        raise Fail("auto_cast did not run the model in {}".format(dtype), details)
+    if not (h.finite([float(loss)]) and grads_finite):
+        raise Fail("mixed-precision step gave a non-finite loss or gradient", details)
+    return details
+
+
+def multi(ctx):
+    paddle = _paddle(ctx)
+    gpus = paddle.device.cuda.device_count() if ctx.details["cuda_build"] and ctx.device_request != "cpu" else 0
+    if gpus < 2:
+        raise Skip("{} GPU(s): Paddle's data parallel needs two or more GPUs (its CPU path is not tested here; "
+                   "the distributed path is covered by the torch gloo check)".format(gpus))
+    import multiprocessing as mp
+    import numpy as np
+    import tempfile
+    spawn = mp.get_context("spawn")
+    results = spawn.Queue()
+    world = gpus
+    procs = [spawn.Process(target=_dp_worker, args=(rank, world, results)) for rank in range(world)]
+    start = time.perf_counter()
+    for p in procs:
+        p.start()
+    got = []
+    try:
+        for _ in range(world):
+            got.append(results.get(timeout=240))
+    finally:
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+    ctx.device = "gpu:0-{}".format(world - 1)
+    got.sort()
+    params = [np.frombuffer(blob, dtype=np.float32) for _, _, blob in got]
+    in_sync = all(np.array_equal(params[0], other) for other in params[1:])
+    details = {"backend": "nccl", "world_size": world, "losses": [round(l, 4) for _, l, _ in got],
+               "replicas_in_sync": in_sync, "step_seconds": round(time.perf_counter() - start, 3)}
+    if not in_sync:
+        raise Fail("parameters differ between data-parallel replicas after one step", details)
+    return details
+
+
+def _dp_worker(rank, world, results):
+    import numpy as np
+    os.environ.update({"PADDLE_TRAINER_ID": str(rank), "PADDLE_TRAINERS_NUM": str(world),
+                       "FLAGS_selected_gpus": str(rank), "PADDLE_CURRENT_ENDPOINT": "127.0.0.1:{}".format(36170 + rank),
+                       "PADDLE_TRAINER_ENDPOINTS": ",".join("127.0.0.1:{}".format(36170 + r) for r in range(world))})
+    import paddle
+    import paddle.distributed as dist
+    dist.init_parallel_env()
+    paddle.seed(SEED)
+    model = paddle.DataParallel(build_cnn(paddle))
+    opt = paddle.optimizer.SGD(learning_rate=0.05, parameters=model.parameters())
+    x, y = synthetic_batch(paddle, batch=BATCH * world)
+    loss = paddle.nn.functional.cross_entropy(model(x[rank * BATCH:(rank + 1) * BATCH]), y[rank * BATCH:(rank + 1) * BATCH])
+    loss.backward()
+    opt.step()
+    flat = np.concatenate([p.numpy().reshape(-1) for p in model.parameters()])
+    results.put((rank, float(loss), flat.astype(np.float32).tobytes()))
+
+
+CHECKS = {"devices": devices, "cnn": cnn, "oom": oom, "repro": repro, "amp": amp, "multi": multi}
+
+if __name__ == "__main__":
+    h.main("paddle", CHECKS)

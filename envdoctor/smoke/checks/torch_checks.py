@@ -1,0 +1,276 @@
+"""PyTorch smoke checks. Runs inside the target interpreter: stdlib + torch, Python 3.8+.
+
+    python torch_checks.py --check devices|cnn|oom|repro|amp|multi [--device auto|cpu|cuda]
+"""
+
+import os
+import sys
+import tempfile
+import time
+
+import _harness as h
+from _harness import Fail, Skip
+
+SEED = 0
+BATCH = 64
+
+
+def _torch(ctx):
+    torch = ctx.load("torch")
+    ctx.details["version"] = torch.__version__
+    ctx.details["cuda_build"] = torch.version.cuda
+    return torch
+
+
+def _device(ctx, torch):
+    if ctx.want_gpu(torch.cuda.device_count() if torch.cuda.is_available() else 0):
+        ctx.device = "cuda:0"
+    return torch.device(ctx.device)
+
+
+def build_cnn(torch):
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
+    )
+
+
+def synthetic_batch(torch, device, batch=BATCH, seed=SEED):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, 1, 28, 28, generator=gen)
+    y = torch.randint(0, 10, (batch,), generator=gen)
+    return x.to(device), y.to(device)
+
+
+def train(torch, device, steps, seed=SEED):
+    """Seeded training on one synthetic batch: (losses, durations, model)."""
+    torch.manual_seed(seed)
+    model = build_cnn(torch).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    x, y = synthetic_batch(torch, device)
+    losses, durations = [], []
+    for _ in range(steps):
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())  # .item() synchronises with the device
+        durations.append(time.perf_counter() - start)
+    return losses, durations, model
+
+
+def param_digest(model):
+    return h.digest(p.detach().cpu().contiguous().numpy().tobytes() for p in model.parameters())
+
+
+# --- checks --------------------------------------------------------------------------------------
+
+def devices(ctx):
+    torch = _torch(ctx)
+    available = torch.cuda.is_available()
+    count = torch.cuda.device_count() if available else 0
+    gpus = []
+    for i in range(count):
+        p = torch.cuda.get_device_properties(i)
+        gpus.append({"index": i, "name": p.name, "memory_mib": p.total_memory // (1 << 20),
+                     "compute_capability": "{}.{}".format(p.major, p.minor)})
+    ctx.device = "cuda" if count else "cpu"
+    details = {"gpus": gpus, "gpu_count": count, "cpu_threads": torch.get_num_threads()}
+    if torch.version.cuda:
+        details["arch_list"] = torch.cuda.get_arch_list() if available else None
+        details["cudnn"] = torch.backends.cudnn.version() if available else None
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        details["mps"] = True
+    return details
+
+
+def cnn(ctx):
+    torch = _torch(ctx)
+    device = _device(ctx, torch)
+    losses, durations, _ = train(torch, device, ctx.steps)
+    h.check_losses(losses)
+    return {"steps": len(losses), "batch": BATCH, "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
+            "step_ms": h.step_ms(durations, warmup=2)}
+
+
+def oom(ctx):
+    torch = _torch(ctx)
+    if ctx.device_request == "cpu" or not (torch.cuda.is_available() and torch.cuda.device_count()):
+        raise Skip("no CUDA device: an out-of-memory round trip on the CPU would exhaust host memory")
+    ctx.device = "cuda:0"
+    props = torch.cuda.get_device_properties(0)
+    if getattr(props, "is_integrated", False):
+        raise Skip("integrated GPU shares host memory; filling it would exhaust the host")
+    total = props.total_memory
+    chunk = max(total // 64, 64 << 20)
+    blocks, reached, raised = [], 0, None
+    deadline = time.monotonic() + ctx.oom_seconds
+    peak = {}
+    while time.monotonic() < deadline and len(blocks) < 4 * 64:
+        try:
+            blocks.append(torch.empty(chunk, dtype=torch.uint8, device="cuda:0"))
+            reached += chunk
+        except torch.cuda.OutOfMemoryError as exc:
+            raised = h.one_line(exc)
+            peak = {"allocated_mib": torch.cuda.memory_allocated(0) >> 20,
+                    "reserved_mib": torch.cuda.memory_reserved(0) >> 20}
+            break
+    del blocks
+    torch.cuda.empty_cache()
+    if raised is None:
+        raise Fail("no out-of-memory error within {:g} s after {} MiB".format(ctx.oom_seconds, reached >> 20),
+                   {"reached_mib": reached >> 20, "total_mib": total >> 20})
+    after = {"allocated_mib": torch.cuda.memory_allocated(0) >> 20, "reserved_mib": torch.cuda.memory_reserved(0) >> 20}
+    probe = torch.ones(64 << 20, device="cuda:0")  # 256 MiB: a normal allocation must work again
+    ok = float(probe.sum().item()) == float(64 << 20)
+    del probe
+    details = {"total_mib": total >> 20, "reached_mib": reached >> 20, "reached_fraction": round(reached / total, 3),
+               "error": raised, "at_oom": peak, "after_release": after,
+               "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF")}
+    if not ok:
+        raise Fail("allocation after the out-of-memory error gave a wrong result", details)
+    return details
+
+
+def repro(ctx):
+    # cuBLAS needs this before its first use for deterministic matmuls; harmless on the CPU.
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch = _torch(ctx)
+    device = _device(ctx, torch)
+    steps = min(ctx.steps, 5)
+
+    def run():
+        losses, _, model = train(torch, device, steps)
+        return losses, param_digest(model)
+
+    default = (run(), run())
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    deterministic = (run(), run())
+    details = {"steps": steps, "deterministic_identical": h.compare_runs(*deterministic),
+               "defaults_identical": h.compare_runs(*default),
+               "param_digest": deterministic[0][1], "settings": "torch.use_deterministic_algorithms(True), cudnn.deterministic"}
+    if not details["deterministic_identical"]:
+        raise Fail("two seeded runs with deterministic settings differ", details)
+    return details
+
+
+def amp(ctx):
+    torch = _torch(ctx)
+    device = _device(ctx, torch)
+    if device.type == "cuda":
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    else:
+        dtype = torch.bfloat16
+    torch.manual_seed(SEED)
+    model = build_cnn(torch).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    scaler = torch.amp.GradScaler(device.type, enabled=(dtype == torch.float16))
+    x, y = synthetic_batch(torch, device)
+    with torch.autocast(device_type=device.type, dtype=dtype):
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+    scaler.scale(loss).backward()
+    grads_finite = all(bool(torch.isfinite(p.grad).all()) for p in model.parameters())
+    scaler.step(opt)
+    scaler.update()
+    details = {"dtype": str(dtype).replace("torch.", ""), "compute_dtype": str(logits.dtype).replace("torch.", ""),
+               "loss": round(loss.item(), 4), "grads_finite": grads_finite}
+    if logits.dtype != dtype:
+        raise Fail("autocast did not run the model in {}".format(details["dtype"]), details)
+    if not (h.finite([loss.item()]) and grads_finite):
+        raise Fail("mixed-precision step gave a non-finite loss or gradient", details)
+    return details
+
+
+# --- multi: DistributedDataParallel --------------------------------------------------------------
+
+def _ddp_worker(rank, world, backend, init_file, results):
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group(backend, init_method="file://" + init_file, rank=rank, world_size=world)
+    try:
+        device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
+        if backend == "nccl":
+            torch.cuda.set_device(device)
+        torch.manual_seed(SEED)
+        model = torch.nn.parallel.DistributedDataParallel(
+            build_cnn(torch).to(device), device_ids=[rank] if backend == "nccl" else None)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        x, y = synthetic_batch(torch, device, batch=BATCH * world)
+        shard = slice(rank * BATCH, (rank + 1) * BATCH)
+        loss = torch.nn.functional.cross_entropy(model(x[shard]), y[shard])
+        loss.backward()
+        opt.step()
+        flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+        results.put((rank, loss.item(), flat.cpu().numpy().tobytes()))
+    finally:
+        dist.destroy_process_group()
+
+
+def multi(ctx):
+    torch = _torch(ctx)
+    import multiprocessing as mp
+    import numpy as np
+
+    gpus = torch.cuda.device_count() if (ctx.device_request != "cpu" and torch.cuda.is_available()) else 0
+    if gpus >= 2:
+        backend, world, ctx.device = "nccl", gpus, "cuda:0-{}".format(gpus - 1)
+    else:
+        if ctx.device_request == "cuda":
+            raise Skip("{} CUDA device(s): data parallel needs two or more".format(gpus))
+        backend, world, ctx.device = "gloo", 2, "cpu"
+    if not torch.distributed.is_available():
+        raise Fail("this torch build has no torch.distributed")
+    spawn = mp.get_context("spawn")
+    results = spawn.Queue()
+    with tempfile.TemporaryDirectory() as tmp:
+        init_file = os.path.join(tmp, "rendezvous")
+        procs = [spawn.Process(target=_ddp_worker, args=(r, world, backend, init_file, results)) for r in range(world)]
+        start = time.perf_counter()
+        for p in procs:
+            p.start()
+        got = []
+        try:
+            for _ in range(world):
+                got.append(results.get(timeout=240))
+        finally:
+            for p in procs:
+                p.join(timeout=30)
+                if p.is_alive():
+                    p.kill()
+        seconds = round(time.perf_counter() - start, 3)
+    bad = [p.exitcode for p in procs if p.exitcode != 0]
+    if bad:
+        raise Fail("a DDP worker exited with status {}".format(bad))
+    got.sort()
+    params = [np.frombuffer(blob, dtype=np.float32) for _, _, blob in got]
+    in_sync = all(np.array_equal(params[0], other) for other in params[1:])
+    # The reference: the same step in one process on the whole batch (DDP averages the gradients).
+    torch.manual_seed(SEED)
+    ref_model = build_cnn(torch)
+    opt = torch.optim.SGD(ref_model.parameters(), lr=0.05)
+    x, y = synthetic_batch(torch, torch.device("cpu"), batch=BATCH * world)
+    torch.nn.functional.cross_entropy(ref_model(x), y).backward()
+    opt.step()
+    ref = torch.cat([p.detach().reshape(-1) for p in ref_model.parameters()]).numpy()
+    max_diff = float(np.max(np.abs(ref - params[0])))
+    details = {"backend": backend, "world_size": world, "losses": [round(l, 4) for _, l, _ in got],
+               "replicas_in_sync": in_sync, "max_diff_vs_single_process": max_diff, "step_seconds": seconds}
+    if not in_sync:
+        raise Fail("parameters differ between DDP replicas after one step", details)
+    if max_diff > 1e-3:
+        raise Fail("DDP step differs from the single-process step on the whole batch", details)
+    return details
+
+
+CHECKS = {"devices": devices, "cnn": cnn, "oom": oom, "repro": repro, "amp": amp, "multi": multi}
+
+if __name__ == "__main__":
+    h.main("torch", CHECKS)
