@@ -25,6 +25,7 @@ def matrix(
     python: Optional[str] = PythonOption,
     facts_file: Optional[str] = FactsOption,
     json_out: bool = typer.Option(False, "--json", help="Print the table as JSON (schema envdoctor.matrix/1)."),
+    show_all: bool = typer.Option(False, "--all", help="Also show builds for other platforms or accelerators."),
 ) -> None:
     """Show every release and build of FRAMEWORK, each marked for this machine (or --facts FILE)."""
     from envdoctor.commands.install import plan_for, validated_cuda, validated_version
@@ -49,4 +50,4 @@ def matrix(
     from envdoctor.render import console
     from envdoctor.render.matrix import print_matrix
 
-    print_matrix(console(), request.framework, facts, candidates, plan)
+    print_matrix(console(), request.framework, facts, candidates, plan, show_all)

@@ -16,14 +16,14 @@ SCHEMA = "envdoctor.matrix/1"
 # verdict -> (cell text, style); the legend prints them in this order
 CELLS = {
     "fits": ("✓", "green"),
-    "driver": ("driver", "yellow"),
+    "driver": ("drv", "yellow"),
     "gpu": ("gpu", "red"),
     "python": ("py", "magenta"),
-    "platform": ("n/a", "dim"),
+    "platform": ("–", "dim"),
     "other": ("✗", "red"),
 }
 CHOSEN = ("★", "bold black on green")
-NOT_PUBLISHED = ("·", "dim")
+NOT_PUBLISHED = ("", "dim")
 
 
 def build_order(build: str) -> tuple:
@@ -40,6 +40,16 @@ def build_order(build: str) -> tuple:
 
 def columns(candidates: list[Candidate]) -> list[str]:
     return sorted({c.build for c in candidates}, key=build_order)
+
+
+def shown(candidates: list[Candidate], show_all: bool) -> tuple[list[Candidate], list[str]]:
+    """The candidates to draw, and the builds left out: those that are only for other platforms or
+    accelerators (no cell fits, and no cell names something this machine could change)."""
+    if show_all:
+        return candidates, []
+    hidden = [b for b in columns(candidates)
+              if all(c.verdict in ("platform", "other") for c in candidates if c.build == b)]
+    return [c for c in candidates if c.build not in hidden], hidden
 
 
 def releases(candidates: list[Candidate]) -> list[str]:
@@ -82,6 +92,7 @@ def machine_line(facts: Facts) -> str:
 
 
 def matrix_document(framework: str, facts: Facts, candidates: list[Candidate], plan: Optional[InstallPlan]) -> dict:
+    """Every candidate (hidden columns included): machines read all of it."""
     return {
         "schema": SCHEMA,
         "framework": framework,
@@ -93,14 +104,25 @@ def matrix_document(framework: str, facts: Facts, candidates: list[Candidate], p
     }
 
 
-def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate], plan: Optional[InstallPlan]) -> None:
+def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate], plan: Optional[InstallPlan],
+                 show_all: bool = False) -> None:
     con.print(f"[bold]{display_name(framework)}[/] for this machine: {escape(machine_line(facts))}", soft_wrap=True)
-    if not candidates:
-        con.print(f"No {display_name(framework)} release is published for this platform.")
+    drawn, hidden = shown(candidates, show_all)
+    if not drawn:
+        con.print(f"No {display_name(framework)} build is published for this machine's platform.")
         return
-    con.print(_table(candidates, plan))
-    con.print(_legend(framework, candidates, plan), soft_wrap=True)
-    _print_newest_reasons(con, candidates)
+    table = _table(drawn, plan)
+    # Never squeeze the table into a narrow (or non-terminal, 80-column) console: cells become "…".
+    narrow = con.width
+    con.width = 1000
+    con.width = max(narrow, con.measure(table).maximum)
+    con.print(table)
+    con.width = narrow
+    con.print(_legend(framework, drawn, plan), soft_wrap=True)
+    if hidden:
+        con.print(f"[dim]{len(hidden)} build(s) that are not for this machine not shown "
+                  f"({escape(', '.join(hidden))}); --all shows them[/]", soft_wrap=True)
+    _print_newest_reasons(con, drawn)
     if plan is not None and not plan.ok:
         con.print(f"[red]No build fits this machine.[/] `envdoctor install {framework}` says what to change.")
 
@@ -142,7 +164,7 @@ def _legend(framework: str, candidates: list[Candidate], plan: Optional[InstallP
         parts.append(f"[{CHOSEN[1]}]{CHOSEN[0]}[/] chosen by `envdoctor install {framework}`")
     parts += [f"[{style}]{escape(text)}[/] {VERDICTS[key]}" for key, (text, style) in CELLS.items() if key in used]
     if len(releases(candidates)) * len(columns(candidates)) > len(candidates):
-        parts.append(f"[dim]{NOT_PUBLISHED[0]}[/] not published")
+        parts.append("blank: not published")
     return "  ".join(parts)
 
 

@@ -37,7 +37,7 @@ def headline(plan: InstallPlan, facts: Facts) -> str:
 
 def print_plan(con, plan: InstallPlan, facts: Facts) -> None:
     colour = "green" if plan.ok else "red"
-    con.print(f"[bold {colour}]{escape(headline(plan, facts))}[/]")
+    con.print(f"[bold {colour}]{escape(headline(plan, facts))}[/]", soft_wrap=True)
     if plan.index_url:
         con.print(f"    [dim]package index: {escape(plan.index_url)}[/]")
     if plan.replaces:
