@@ -86,7 +86,7 @@ def probe(ctx) -> tuple[Optional[CudaToolkit], list[CudaToolkit]]:
         found[real] = CudaToolkit(version=toolkit_version(ctx, real), nvcc=nvcc or _nvcc_in(ctx, real),
                                   root=real, found_by=found_by)
     toolkits = list(found.values())
-    default = resolve(ctx, "/usr/local/cuda") if ctx.path("/usr/local/cuda").exists() else None
+    default = resolve(ctx, "/usr/local/cuda")
     return choose_active(toolkits, default), toolkits
 
 
@@ -103,7 +103,7 @@ def candidates(ctx) -> list[tuple[str, str, Optional[str]]]:
     if sys.platform == "win32":
         found += [(p, "Program Files", None) for p in sorted(glob.glob(os.path.join(WINDOWS_ROOT, "v*")))]
     for root in STANDARD_ROOTS:
-        if ctx.path(root).exists():
+        if ctx.path(resolve(ctx, root)).exists():
             found.append((root, "/usr/local" if root.startswith("/usr/local/") else root, None))
     for host in sorted(glob.glob(str(ctx.path("/usr/local")) + "/cuda-*")):
         found.append((machine_path(ctx, host), "/usr/local", None))
