@@ -19,13 +19,14 @@ def probe(ctx) -> Host:
     if system == "darwin":
         return _macos(ctx)
     if system == "windows":
-        return _windows()
+        return windows_host(platform.release(), platform.version(), platform.machine())
     return _linux(ctx)
 
 
 def _linux(ctx) -> Host:
-    kernel = platform.release()
-    proc_version = proc.read_text(ctx.path("/proc/version")) or ""
+    # Read through ctx so a recorded tree (ctx.root) describes its own kernel.
+    kernel = (proc.read_text(ctx.path("/proc/sys/kernel/osrelease"), 256) or "").strip() or platform.release()
+    proc_version = proc.read_text(ctx.path("/proc/version"), 4096) or ""
     return Host(
         os="linux",
         distro=parse_os_release(proc.read_text(ctx.path("/etc/os-release")) or ""),
@@ -38,29 +39,38 @@ def _linux(ctx) -> Host:
 
 
 def _macos(ctx) -> Host:
-    python_arch = platform.machine()  # what this (possibly translated) Python runs as
+    # sysctl.proc_translated is 1 for a process translated by Rosetta 2, 0 for a native one, and
+    # missing on Intel Macs (sysctl then fails).
     translated = proc.run(["sysctl", "-n", "sysctl.proc_translated"], timeout=ctx.timeout)
     rosetta = translated.ok and translated.stdout.strip() == "1"
+    return macos_host(platform.machine(), platform.mac_ver()[0], platform.release(), rosetta)
+
+
+def macos_host(python_arch: str, mac_version: str, kernel: str, rosetta: bool) -> Host:
+    """`python_arch` is what this (possibly translated) Python runs as; under Rosetta it says x86_64
+    on Apple silicon hardware."""
     hardware = "arm64" if rosetta or python_arch == "arm64" else "x86_64"
     return Host(
         os="macos",
-        distro=f"macOS {platform.mac_ver()[0]}".strip(),
-        kernel=platform.release(),
+        distro=f"macOS {mac_version}".strip(),
+        kernel=kernel,
         arch="arm64" if python_arch == "arm64" else "x86_64",
-        os_version=platform.mac_ver()[0] or None,
+        os_version=mac_version or None,
         machine_arch=hardware,
         rosetta=rosetta,
     )
 
 
-def _windows() -> Host:
-    version = platform.version()
-    release = platform.release()
+def windows_host(release: str, version: str, machine: str) -> Host:
+    """Python reports release "10" on Windows 11 (before 3.12); the build number tells: >= 22000 is 11."""
+    build = version.split(".")[2] if version.count(".") >= 2 else ""
+    if release == "10" and build.isdigit() and int(build) >= 22000:
+        release = "11"
     return Host(
         os="windows",
         distro=f"Windows {release}",
         kernel=version,
-        arch=normalise_arch(platform.machine()),
+        arch=normalise_arch(machine),
         os_version=version,
     )
 
@@ -86,6 +96,8 @@ def parse_os_release(text: str) -> Optional[str]:
 
 
 def is_wsl(proc_version: str, has_wsl_lib: bool) -> bool:
+    """WSL kernels say "microsoft" in /proc/version ("...-microsoft-standard-WSL2"); WSL2 also mounts
+    the Windows GPU libraries at /usr/lib/wsl/lib."""
     return "microsoft" in proc_version.lower() or has_wsl_lib
 
 
