@@ -1,0 +1,204 @@
+"""explain: match an error log against the known signatures (matrices/signatures.toml), then check
+this machine to turn the generic cause into this machine's fix.
+
+    sigs = signatures()                      # validated once, cached
+    matches = find(text)                     # [Match], in the order they appear in the text
+    result = explain(text, facts)            # Explanation(matches, findings)
+
+A signature names the diagnosis codes that can explain it, most likely first. `explain` runs the
+diagnosis on the machine's facts: the first of those codes a rule confirms becomes the match's code,
+and that finding's fix becomes the match's fix. When none is confirmed the first code is named, with
+the signature's generic fix (and, for signatures where reinstalling is the fix, this machine's
+install command from the planner). Nothing matched means nothing is claimed.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from envdoctor.facts import Facts
+from envdoctor.findings import Finding, Fix
+from envdoctor.matrix.loader import MatrixError, load
+
+MAX_TEXT = 5_000_000  # characters of a log that are read
+EXCERPT = 300
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)")
+_PLANNED = {"pytorch", "tensorflow", "jax", "paddle"}
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    framework: str
+    pattern: re.Pattern
+    codes: tuple[str, ...]
+    cause: str
+    fix: str
+    plan_fix: bool
+    source: str
+
+
+@dataclass(frozen=True)
+class Match:
+    signature: Signature
+    excerpt: str
+    position: int
+    groups: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def cause(self) -> str:
+        return _fill(self.signature.cause, self.groups)
+
+    @property
+    def generic_fix(self) -> str:
+        return _fill(self.signature.fix, self.groups)
+
+
+@dataclass(frozen=True)
+class Explained:
+    """One match, judged on the machine."""
+
+    match: Match
+    code: str
+    confirmed: Optional[Finding]  # the machine finding that confirms the cause, if any
+    fix: tuple[Fix, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "signature": self.match.signature.id,
+            "framework": self.match.signature.framework,
+            "excerpt": self.match.excerpt,
+            "cause": self.match.cause,
+            "confirmed": self.confirmed is not None,
+            "fix": [list(f) if isinstance(f, tuple) else f for f in self.fix],
+            "source": self.match.signature.source,
+        }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    matches: tuple[Explained, ...]
+    findings: tuple[Finding, ...]  # this machine's findings that confirm a matched cause
+    other_problems: int  # errors on this machine unrelated to the log
+
+    def to_dict(self) -> dict:
+        return {
+            "matches": [m.to_dict() for m in self.matches],
+            "findings": [f.to_dict() for f in self.findings],
+            "other_problems": self.other_problems,
+        }
+
+
+# --- signatures -----------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def signatures() -> tuple[Signature, ...]:
+    """The signatures of matrices/signatures.toml, validated (MatrixError names the bad row)."""
+    return parse_signatures(load("signatures"))
+
+
+def parse_signatures(data: dict) -> tuple[Signature, ...]:
+    rows = data.get("signature")
+    if not isinstance(rows, list) or not rows:
+        raise MatrixError("signatures.toml: no [[signature]] rows")
+    seen: set[str] = set()
+    found = []
+    for index, row in enumerate(rows):
+        where = f"signatures.toml: [[signature]] row {index + 1} (id={row.get('id')})"
+        for key in ("id", "framework", "pattern", "cause", "fix"):
+            if not isinstance(row.get(key), str) or not row[key].strip():
+                raise MatrixError(f"{where}: missing '{key}'")
+        codes = row.get("codes")
+        if not isinstance(codes, list) or not codes or not all(isinstance(c, str) and re.fullmatch(r"[a-z0-9-]+", c) for c in codes):
+            raise MatrixError(f"{where}: 'codes' must be a non-empty list of kebab-case codes")
+        if row["id"] in seen:
+            raise MatrixError(f"{where}: duplicate id")
+        seen.add(row["id"])
+        try:
+            pattern = re.compile(row["pattern"], re.IGNORECASE)
+        except re.error as exc:
+            raise MatrixError(f"{where}: bad pattern: {exc}") from None
+        found.append(Signature(id=row["id"], framework=row["framework"], pattern=pattern, codes=tuple(codes),
+                               cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
+                               source=row["source"]))
+    return tuple(found)
+
+
+# --- matching -------------------------------------------------------------------------------------
+
+def clean(text: str) -> str:
+    """Remove ANSI colour/control sequences and carriage-return overwrites; normalise line ends."""
+    text = _ANSI.sub("", text[:MAX_TEXT])
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def find(text: str) -> list[Match]:
+    """Every signature found in the text (each once, at its first occurrence), in text order."""
+    text = clean(text)
+    matches = []
+    for sig in signatures():
+        hit = sig.pattern.search(text)
+        if hit:
+            groups = {k: v for k, v in hit.groupdict().items() if v is not None}
+            matches.append(Match(signature=sig, excerpt=_excerpt(text, hit), position=hit.start(), groups=groups))
+    return sorted(matches, key=lambda m: m.position)
+
+
+def _excerpt(text: str, hit: re.Match) -> str:
+    start = text.rfind("\n", 0, hit.start()) + 1
+    end = text.find("\n", hit.end())
+    line = text[start:end if end != -1 else len(text)].strip()
+    if len(line) <= EXCERPT:
+        return line
+    left = max(0, hit.start() - start - 40)
+    return ("…" if left else "") + line[left:left + EXCERPT] + "…"
+
+
+def _fill(template: str, groups: dict[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: groups.get(m.group(1), m.group(0).strip("{}").replace("_", " ")), template)
+
+
+# --- judging on the machine -----------------------------------------------------------------------
+
+def explain(text: str, facts: Facts) -> Explanation:
+    matches = find(text)
+    if not matches:
+        return Explanation((), (), 0)
+    from envdoctor.diagnose import diagnose
+
+    findings = diagnose(facts)
+    explained = tuple(_judge(m, findings, facts) for m in matches)
+    used = []
+    for e in explained:
+        if e.confirmed is not None and e.confirmed not in used:
+            used.append(e.confirmed)
+    others = sum(1 for f in findings if f.severity == "error" and f not in used)
+    return Explanation(explained, tuple(used), others)
+
+
+def _judge(match: Match, findings: list[Finding], facts: Facts) -> Explained:
+    for code in match.signature.codes:
+        confirmed = next((f for f in findings if f.code == code), None)
+        if confirmed is not None:
+            return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
+    fix: tuple[Fix, ...] = (match.generic_fix,)
+    if match.signature.plan_fix and match.signature.framework in _PLANNED:
+        fix = _planner_fix(facts, match.signature.framework) + fix
+    return Explained(match, match.signature.codes[0], None, fix)
+
+
+def _planner_fix(facts: Facts, framework: str) -> tuple[Fix, ...]:
+    """This machine's install command for the framework, when the planner finds one that fits."""
+    try:
+        from envdoctor.plan import PlanRequest, make_plan
+
+        plan = make_plan(facts, PlanRequest(framework=framework))
+    except Exception:
+        return ()
+    if plan.ok:
+        return tuple(tuple(c) for c in plan.commands) + tuple(plan.steps)
+    return tuple(plan.steps)
