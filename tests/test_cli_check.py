@@ -1,0 +1,160 @@
+"""`envdoctor check` end to end: the real CLI in a subprocess, a fake nvidia-smi first on PATH."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from probe_helpers import FAKEBIN, RAW, SYSTEM_PATH, put
+
+BASE_ENV = {"ENVDOCTOR_NVML": "0", "NO_COLOR": "1", "COLUMNS": "200"}
+
+
+def check_json(*args, scenario=None, path=None, **env):
+    """Run `check --json` with nvidia-smi from tests/fakebin/<scenario>; return (exit code, report)."""
+    path = path or (f"{FAKEBIN / scenario}:{SYSTEM_PATH}" if scenario else SYSTEM_PATH)
+    result = run_cli("check", "--json", *args, env={**BASE_ENV, "PATH": path, **env})
+    assert result.stderr == "" or "Traceback" not in result.stderr, result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def codes(report) -> set[str]:
+    return {f["code"] for f in report["findings"]}
+
+
+def gpus(report) -> list[tuple]:
+    return [(g["index"], g["name"], g["compute_capability"], g["memory_total_mib"]) for g in report["facts"]["nvidia"]["gpus"]]
+
+
+def test_report_shape():
+    _, report = check_json(scenario="classic")
+    assert report["schema"] == "envdoctor.report/1"
+    assert set(report) >= {"schema", "facts", "findings", "summary", "timings"}
+    assert report["facts"]["schema"] == "envdoctor.facts/1"
+    assert set(report["timings"]) >= {"host", "python", "nvidia", "toolkit", "cudnn", "jetson", "amd", "env"}
+    for finding in report["findings"]:
+        assert set(finding) == {"code", "severity", "section", "title", "detail", "fix", "evidence"}
+        assert finding["severity"] in ("error", "warning", "info")
+
+
+def test_classic_header():
+    _, report = check_json(scenario="classic")
+    nv = report["facts"]["nvidia"]
+    assert (nv["driver_version"], nv["driver_cuda"], nv["source"], nv["driver_kind"]) == ("580.82.09", "13.0", "nvidia-smi", "desktop")
+    assert gpus(report) == [(0, "NVIDIA GeForce GTX 960", "5.2", 2048)]
+    assert not codes(report) & {"no-nvidia-driver", "driver-library-mismatch", "toolkit-without-driver", "no-gpu-platform"}
+    assert report["facts"]["errors"] == []
+
+
+def test_r610_kmd_and_cuda_umd_version():
+    _, report = check_json(scenario="r610")
+    nv = report["facts"]["nvidia"]
+    assert (nv["driver_version"], nv["driver_cuda"]) == ("610.43.03", "13.3")
+    assert gpus(report) == [(0, "NVIDIA GeForce RTX 3080 Ti Laptop GPU", "8.6", 16384)]
+
+
+def test_multi_gpu():
+    _, report = check_json(scenario="multi-gpu")
+    assert gpus(report) == [(0, "NVIDIA A100-SXM4-80GB", "8.0", 81920), (1, "NVIDIA A100-SXM4-80GB", "8.0", 81920)]
+    assert [g["pci_bus_id"] for g in report["facts"]["nvidia"]["gpus"]] == ["00000000:81:00.0", "00000000:C1:00.0"]
+
+
+def test_old_driver_without_compute_cap():
+    _, report = check_json(scenario="old-driver")
+    assert report["facts"]["nvidia"]["driver_version"] == "450.57"
+    assert gpus(report) == [(0, "TITAN Xp", None, 12196)]
+    assert report["facts"]["errors"] == []  # the unknown field was retried without, not reported
+
+
+def test_jetson(tmp_path):
+    put(tmp_path, "/etc/nv_tegra_release", (RAW / "nv_tegra_release/jp62_orin_nx.txt").read_text())
+    put(tmp_path, "/proc/device-tree/model", (RAW / "device-tree/agx_orin_model").read_bytes())
+    put(tmp_path, "/proc/device-tree/compatible", (RAW / "device-tree/agx_orin_compatible").read_bytes())
+    _, report = check_json(scenario="jetson", ENVDOCTOR_ROOT=str(tmp_path))
+    facts = report["facts"]
+    assert (facts["jetson"]["l4t"], facts["jetson"]["jetpack"], facts["jetson"]["cuda"], facts["jetson"]["soc"]) == (
+        "36.4.3", "6.2", "12.6", "tegra234")
+    assert (facts["nvidia"]["driver_version"], facts["nvidia"]["driver_kind"]) == ("540.4.0", "jetson")
+    assert gpus(report) == [(0, "Orin (nvgpu)", "8.7", None)]
+    console = run_cli("check", env={**BASE_ENV, "PATH": f"{FAKEBIN / 'jetson'}:{SYSTEM_PATH}", "ENVDOCTOR_ROOT": str(tmp_path)})
+    assert "Jetson" in console.stdout and "L4T 36.4.3, JetPack 6.2" in console.stdout
+    assert "Jetson integrated driver" in console.stdout
+
+
+def test_wsl2_nvidia_smi_in_wsl_lib_off_path(tmp_path):
+    put(tmp_path, "/proc/version", "Linux version 5.15.153.1-microsoft-standard-WSL2 (root@941d701f84f1) (gcc (GCC) 12.2.0)\n")
+    fake = (FAKEBIN / "wsl2" / "nvidia-smi").read_text().replace(
+        'raw="$(dirname "$0")/../../fixtures/raw/nvidia-smi"', f'raw="{RAW / "nvidia-smi"}"')
+    put(tmp_path, "/usr/lib/wsl/lib/nvidia-smi", fake, mode=0o755)
+    _, report = check_json(ENVDOCTOR_ROOT=str(tmp_path))  # PATH has no nvidia-smi
+    facts = report["facts"]
+    assert facts["host"]["wsl"] is True
+    assert (facts["nvidia"]["driver_version"], facts["nvidia"]["driver_kind"], facts["nvidia"]["driver_cuda"]) == ("555.99", "wsl", "12.5")
+
+
+def test_couldnt_communicate():
+    code, report = check_json(scenario="no-driver")
+    assert report["facts"]["nvidia"]["failure"] == "no-driver-communication"
+    assert "no-nvidia-driver" in codes(report) and "toolkit-without-driver" not in codes(report)
+    assert code == 1
+
+
+def test_driver_library_mismatch():
+    code, report = check_json(scenario="mismatch")
+    assert report["facts"]["nvidia"]["failure"] == "driver-library-mismatch"
+    assert "driver-library-mismatch" in codes(report) and "no-nvidia-driver" not in codes(report)
+    assert code == 1
+
+
+def test_hanging_nvidia_smi_times_out():
+    code, report = check_json(scenario="hang", ENVDOCTOR_PROBE_TIMEOUT="1")
+    messages = sorted(e["message"] for e in report["facts"]["errors"] if e["probe"] == "nvidia-smi")
+    assert messages == ["`nvidia-smi --query-gpu` timed out after 1 s", "`nvidia-smi` timed out after 1 s"]
+    assert "no-gpu-platform" not in codes(report)  # unknown, not "no GPU"
+    assert code in (0, 1)
+    console = run_cli("check", env={**BASE_ENV, "PATH": f"{FAKEBIN / 'hang'}:{SYSTEM_PATH}", "ENVDOCTOR_PROBE_TIMEOUT": "1"})
+    assert "timed out after 1 s" in console.stdout and "Traceback" not in console.stderr
+
+
+def test_garbage_output():
+    _, report = check_json(scenario="garbage")
+    errors = [e for e in report["facts"]["errors"] if e["probe"] == "nvidia-smi"]
+    assert len(errors) == 2 and all("printed" in e["message"] for e in errors)
+    assert report["facts"]["nvidia"]["driver_version"] is None
+
+
+@pytest.mark.skipif(not Path("/usr/local/cuda-13.0/bin/nvcc").exists(), reason="the development machine's CUDA 13.0")
+def test_this_machine_toolkit_without_driver():
+    """No NVIDIA driver here, a real CUDA 13.0 toolkit: the real probe must find it and say so."""
+    _, report = check_json(path=f"/usr/local/bin:{SYSTEM_PATH}")
+    facts = report["facts"]
+    assert facts["cuda_toolkit"]["version"] == "13.0" and facts["cuda_toolkit"]["root"] == "/usr/local/cuda-13.0"
+    assert facts["nvidia"] is None or facts["nvidia"]["driver_version"] is None
+    assert {"toolkit-without-driver", "no-gpu-platform"} <= codes(report)
+
+
+def test_facts_round_trip(tmp_path):
+    probed = run_cli("facts", env={**BASE_ENV, "PATH": f"{FAKEBIN / 'multi-gpu'}:{SYSTEM_PATH}"})
+    assert probed.returncode == 0
+    path = tmp_path / "machine.json"
+    path.write_text(probed.stdout)
+    replayed = run_cli("check", "--json", "--facts", str(path), env={**BASE_ENV, "PATH": SYSTEM_PATH})
+    assert json.loads(replayed.stdout)["facts"] == json.loads(probed.stdout)
+
+
+@pytest.mark.parametrize("content,message", [
+    ("{not json", "not valid JSON"),
+    ('{"schema": "envdoctor.facts/99"}', "unknown facts schema"),
+    ('{"schema": "envdoctor.facts/1", "nvidia": {"gpus": "many"}}', "facts.nvidia.gpus: expected a list"),
+])
+def test_bad_facts_file(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    result = run_cli("check", "--facts", str(path), env=BASE_ENV)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
