@@ -230,3 +230,14 @@ def test_cli_json(cli):
     doc = json.loads(result.stdout)
     assert (doc["version"], doc["build"], doc["index_url"]) == ("2.11.0", "cu128", TORCH_INDEX + "cu128")
     assert doc["rejected"][0] == {"candidate": "torch 2.15.0 cu132", "why": "needs driver ≥ 580, you have 570.124.04"}
+
+
+def test_mixed_generations_have_no_common_build():
+    """An RTX 5090 (sm_120) and a GTX 1080 (sm_61) in one box: no pip build has kernels for both."""
+    facts = load_facts(MACHINES / "rtx5090-r570.json").to_dict()
+    facts["nvidia"]["driver_version"] = "580.95.05"
+    facts["nvidia"]["gpus"].append({"index": 1, "name": "NVIDIA GeForce GTX 1080", "compute_capability": "6.1"})
+    p = make_plan(type(load_facts(MACHINES / "rtx5090-r570.json")).from_dict(facts), PlanRequest("pytorch"))
+    assert p.version is None
+    assert p.steps[0] == "no PyTorch build has kernels for every GPU here (sm_120, sm_61)"
+    assert "CUDA_VISIBLE_DEVICES" in p.steps[1]

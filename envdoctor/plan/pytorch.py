@@ -348,27 +348,31 @@ def _nothing(request, machine, judged: list[Option], steps: list[str], warnings:
 
 
 def _fixes(judged: list[Option], machine: Machine, tag: Optional[str], spec, facts) -> list[str]:
-    """What to change so that something fits, read off the newest option that was judged."""
+    """What to change so that something fits, read off the newest option not blocked by the GPU."""
     if not judged:
         what = f"a {tag} build" if tag else "a build"
         return [f"no PyTorch release has {what} for {machine.platform}"
                 + (" in the requested versions" if spec else "") + "; try another --cuda or --version"]
     steps: list[str] = []
-    newest = judged[0]
-    kinds = {k for k, _ in newest.problems}
-    if "python" in kinds:
-        pythons = newest.release.pythons(machine.platform)
-        steps.append(f"use Python {pythons[0]}–{pythons[-1]} for torch {newest.release.version}")
-    if "driver" in kinds and newest.build and newest.build.cuda:
-        minimum = common.drivers.wheel_min_driver(newest.build.cuda, common.driver_os(facts))
-        if common.driver_version(facts) is None:
-            steps.append(f"install a working NVIDIA driver (≥ {minimum} for {newest.name})")
-        else:
-            steps.append(f"update the NVIDIA driver to ≥ {minimum} for {newest.name}")
-    if "platform" in kinds:
+    fixable = [o for o in judged if not any(k == "gpu" for k, _ in o.problems)]
+    if not fixable:
+        archs = ", ".join(f"sm_{cc.replace('.', '')}" for cc in machine.ccs) or ", ".join(machine.gfx)
+        steps.append(f"no PyTorch build{' in the requested versions' if spec else ''} has kernels for "
+                     f"{'every GPU here' if len(machine.ccs) > 1 else 'this GPU'} ({archs})")
+        if len(machine.ccs) > 1:
+            steps.append("choose GPUs of one generation with CUDA_VISIBLE_DEVICES and plan again")
+    else:
+        newest = fixable[0]
+        kinds = {k for k, _ in newest.problems}
+        if "python" in kinds:
+            pythons = newest.release.pythons(machine.platform)
+            steps.append(f"use Python {pythons[0]}–{pythons[-1]} for torch {newest.release.version}")
+        if "driver" in kinds and newest.build and newest.build.cuda:
+            minimum = common.drivers.wheel_min_driver(newest.build.cuda, common.driver_os(facts))
+            verb = "install a working NVIDIA driver" if common.driver_version(facts) is None else "update the NVIDIA driver to"
+            steps.append(f"{verb} ≥ {minimum} for {newest.name}" if verb.endswith("to")
+                         else f"{verb} (≥ {minimum} for {newest.name})")
         steps.extend(f"{why} for torch {newest.release.version}" for k, why in newest.problems if k == "platform")
-    if machine.accelerator != "cpu" and all(k == "gpu" for o in judged for k, _ in o.problems):
-        steps.append("no PyTorch build has kernels for this GPU")
     if machine.accelerator != "cpu" and tag is None:
         steps.append("or install the CPU build: --cuda cpu")
     return steps
