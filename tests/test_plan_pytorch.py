@@ -216,12 +216,13 @@ def test_bad_requests_are_usage_errors():
 def test_candidates_agree_with_choose():
     facts = load_facts(MACHINES / "rtx5090-r570.json")
     table = evaluate_all(facts, PlanRequest("pytorch"))
-    first_fit = next(c for c in table if c.fits)
+    first_fit = next(c for c in table if c.fits and c.why != "CPU only")
     assert (first_fit.version, first_fit.build) == ("2.11.0", "cu128")
-    verdicts = {(c.version, c.build): c.verdict for c in table}
-    assert verdicts[("2.15.0", "cu132")] == "driver"
-    assert verdicts[("2.15.0", "cpu")] == "other"
-    assert verdicts[("2.14.1", "cu126")] == "gpu"
+    verdicts = {(c.version, c.build): (c.verdict, c.why) for c in table}
+    assert verdicts[("2.15.0", "cu132")][0] == "driver"
+    assert verdicts[("2.15.0", "cpu")] == ("fits", "CPU only")
+    assert verdicts[("2.9.1", "rocm6.4")][0] == "platform"
+    assert verdicts[("2.14.1", "cu126")][0] == "gpu"
 
 
 def test_cli_json(cli):

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envdoctor.errors import UsageError
@@ -36,16 +36,8 @@ CONDA_SUBDIRS = {"linux_x86_64": "linux-64", "linux_aarch64": "linux-aarch64",
 # --- the request ----------------------------------------------------------------------------------
 
 def version_spec(text: Optional[str]) -> Optional[SpecifierSet]:
-    """'2.6' -> ==2.6.* ; '2.6.0' -> ==2.6.0 ; '>=2.5,<2.8' as written."""
-    if not text:
-        return None
-    text = text.strip()
-    if text[0].isdigit():
-        text = f"=={text}.*" if text.count(".") == 1 else f"=={text}"
-    try:
-        return SpecifierSet(text)
-    except InvalidSpecifier:
-        raise UsageError(f"--version {text!r} is not a version or a version specifier (e.g. 2.6, '>=2.5,<2.8')") from None
+    """'2.6' -> ==2.6.* ; '2.6.0' -> ==2.6.0 ; '>=2.5,<2.8' as written (UsageError if neither)."""
+    return common.version_spec(text)
 
 
 def wanted_tag(cuda: str) -> Optional[str]:
@@ -281,15 +273,10 @@ def _driver_warnings(facts, machine: Machine) -> list[str]:
 
 
 def _env_warnings(facts) -> list[str]:
-    kind = facts.python.env_kind
-    if kind in ("system", "conda-base"):
-        where = "the system Python" if kind == "system" else "the conda base environment"
-        return [f"the target is {where} ({facts.python.executable}); a virtual environment is safer "
-                f"(python3 -m venv --system-site-packages ~/venv)" if kind == "system" else
-                f"the target is {where}; create an environment first (conda create -n torch python)"]
+    warnings = common.target_env_warnings(facts)
     if facts.host.rosetta:
-        return ["this Python runs under Rosetta (x86_64): an arm64 Python gets current releases with MPS"]
-    return []
+        warnings.append("this Python runs under Rosetta (x86_64): an arm64 Python gets current releases with MPS")
+    return warnings
 
 
 def _plan(facts, request, machine, option: Option, rejected_before: list[Option],
@@ -558,8 +545,8 @@ def _choose_conda(facts, request, machine: Machine, spec, tag) -> InstallPlan:
 def candidates(facts, request: PlanRequest) -> list[Candidate]:
     """Every (release, build) for this platform judged with the same checks `choose` uses.
 
-    Builds `choose` would not consider for this machine (a CPU build on a GPU machine with
-    --cuda auto) are listed with the verdict "other"."""
+    Builds for an accelerator the machine lacks are "platform"; a CPU build on a GPU machine
+    "fits" with why = "CPU only" (`choose` takes it only with --cuda cpu)."""
     spec = version_spec(request.version)
     tag = wanted_tag(request.cuda)
     machine = machine_of(facts)
@@ -572,10 +559,11 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
             if tag is not None and option.tag not in considered:
                 continue
             judge(option, facts, machine)
-            if option.tag not in considered:
-                verdict, why = "other", f"not for this machine's {machine.accelerator} (ask with --cuda {option.tag})"
+            kind = option.build.kind if option.build else "cpu"
+            if option.tag not in considered and kind != "cpu":
+                verdict, why = "platform", f"{option.tag} is for another accelerator than this machine's"
             elif option.fits:
-                verdict, why = "fits", ""
+                verdict, why = "fits", "CPU only" if option.tag not in considered else ""
             else:
                 verdict, why = option.problems[0][0], "; ".join(w for _, w in option.problems)
             out.append(Candidate(release.version, option.tag, verdict, why, release.pythons(machine.platform)))
