@@ -1,0 +1,331 @@
+"""Plan a JAX install: which release, which CUDA plugin extra (`jax[cuda13]`, `jax[cuda12]`) or CPU.
+
+`choose(facts, request)` walks the releases newest first (those `--version` allows) and, with an
+NVIDIA GPU, the CUDA extras newest CUDA first (JAX recommends CUDA 13). It takes the first whose
+jaxlib and plugin wheels exist for the target Python and platform, whose CUDA the driver runs
+(CUDA 13 needs ≥ 580) and whose GPU minimum every GPU meets (CUDA 12: SM 5.2, CUDA 13: SM 7.5).
+`jax[cudaNN]==V` keeps jax, jaxlib, the plugin and its PJRT package in step (plugin == jaxlib).
+
+No CUDA plugin exists for native Windows (CPU plan + WSL2), macOS (CPU), or a Jetson (the aarch64
+wheels are SBSA builds without Jetson kernels: a plain statement, CPU with --cuda cpu).
+conda uses the community conda-forge packages (`jaxlib=*=*cuda*` for the GPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from envdoctor.errors import UsageError
+from envdoctor.matrix import gpus as gpu_matrix
+from envdoctor.matrix import jax as matrix
+from envdoctor.matrix import jetson as jetson_matrix
+from envdoctor.plan import Candidate, InstallPlan, PlanRequest
+from envdoctor.plan import common
+from envdoctor.plan.recipes import render
+
+FRAMEWORK = "jax"
+PLUGIN_PACKAGES = {"cuda12": ("jax-cuda12-plugin", "jax-cuda12-pjrt"),
+                   "cuda13": ("jax-cuda13-plugin", "jax-cuda13-pjrt")}
+
+
+@dataclass
+class Option:
+    release: matrix.Release
+    build: str  # cuda13 | cuda12 | cpu
+    plugin: Optional[matrix.Plugin] = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"jax {self.release.version} {self.build}"
+
+    @property
+    def fits(self) -> bool:
+        return not self.problems
+
+    @property
+    def gpu(self) -> bool:
+        return self.build != "cpu"
+
+
+def wanted(cuda: str) -> Optional[list[str]]:
+    """--cuda -> the builds to try in order (None: auto)."""
+    value = (cuda or "auto").strip().lower()
+    if value == "auto":
+        return None
+    if value == "cpu":
+        return ["cpu"]
+    if value.startswith("rocm"):
+        raise UsageError("--cuda rocm: envdoctor plans no ROCm build of JAX (AMD's jax[rocm7-local] needs ROCm 7 "
+                         "installed first)")
+    major = value.removeprefix("cuda").removeprefix("cu").split(".")[0][:2]
+    if major in ("12", "13"):
+        return [f"cuda{major}"]
+    raise UsageError(f"--cuda {cuda!r}: JAX has CUDA 12 and CUDA 13 plugins; use auto, cpu, 12 or 13")
+
+
+def releases(spec) -> list[matrix.Release]:
+    return [r for r in matrix.releases() if spec is None or spec.contains(r.version, prereleases=True)]
+
+
+# --- judging --------------------------------------------------------------------------------------
+
+def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list[str]) -> Option:
+    release = option.release
+    have = release.pythons(platform)
+    if not have:
+        option.problems.append(("platform", f"no jaxlib wheel for {platform}"))
+    elif python and python not in have:
+        option.problems.append(("python", f"no jaxlib wheel for Python {python} (has {_span(have)})"))
+    if option.gpu:
+        _judge_plugin(option, facts, platform, python, ccs)
+    return option
+
+
+def _span(pythons) -> str:
+    plain = [p for p in pythons if not p.endswith("t")]
+    return f"{plain[0]}–{plain[-1]}" if plain else ", ".join(pythons)
+
+
+def _judge_plugin(option: Option, facts, platform: str, python: Optional[str], ccs: list[str]) -> None:
+    release, extra = option.release, option.build
+    plugin = matrix.plugin_for(extra, release.version)
+    wheels = release.plugin_pythons(extra, platform)
+    if plugin is None or not release.plugin_wheels.get(extra):
+        option.problems.append(("other", f"no jax-{extra}-plugin {release.jaxlib} on the registry"))
+        return
+    option.plugin = plugin
+    if platform not in plugin.platforms or not wheels:
+        option.problems.append(("platform", f"no {extra} plugin wheels for {platform}"))
+        return
+    if python and python not in wheels and python in release.pythons(platform):
+        option.problems.append(("python", f"no jax-{extra}-plugin wheel for Python {python}"))
+    check = common.driver_check(facts, plugin.cuda_build)
+    if check:
+        option.notes.append(f"{extra}: {check.why} (the JAX docs ask ≥ {plugin.driver_linux} on Linux)")
+    else:
+        option.problems.append(("driver", f"{extra}: {check.why}"))
+    minimum = gpu_matrix.cc_tuple(plugin.min_compute_capability)
+    for cc in ccs:
+        if gpu_matrix.cc_tuple(cc) < minimum:
+            option.problems.append(("gpu", f"CUDA {plugin.cuda_major} JAX needs SM {plugin.min_compute_capability} "
+                                           f"or newer, this GPU is sm_{cc.replace('.', '')}"))
+            continue
+        verdict = gpu_matrix.build_runs_on(plugin.archs, cc)
+        how = verdict.reason if verdict else ("XLA compiles its kernels for this GPU at run time with the "
+                                              "pip-installed ptxas")
+        option.notes.append(f"sm_{cc.replace('.', '')}: {how}")
+
+
+# --- choose ---------------------------------------------------------------------------------------
+
+def choose(facts, request: PlanRequest) -> InstallPlan:
+    spec = common.version_spec(request.version)
+    builds = wanted(request.cuda)
+    platform, python = common.target_platform(facts), common.target_python(facts)
+    if common.is_jetson(facts) and builds != ["cpu"]:
+        return _jetson_statement(facts, request, python)
+    if platform is None:
+        return _nothing(request, python, [], [f"JAX publishes no wheels for {facts.host.os or '?'} {facts.host.arch or '?'}"], [])
+    notes: list[str] = []
+    note = matrix.platform_note(platform)
+    if builds is None:
+        builds = _auto_builds(facts, platform)
+        if platform.startswith("macos") and note is not None:
+            notes.append(note.note)
+    if builds != ["cpu"]:
+        if note is not None and not note.cuda:
+            notes.append(f"no JAX CUDA plugin for {platform}: {note.note.rstrip('.')}; this plan is the CPU build")
+            if platform == "windows_amd64":
+                notes += [f"step:{s}" for s in render(FRAMEWORK, "windows-gpu-wsl2")[1]]
+            builds = ["cpu"]
+    ccs = common.unique(common.gpu_capabilities(facts))
+    judged: list[Option] = []
+    for release in releases(spec):
+        for build in builds:
+            option = judge(Option(release, build), facts, platform, python, ccs)
+            judged.append(option)
+            if option.fits:
+                if request.manager == "conda":
+                    return _conda_plan(facts, request, platform, python, option, judged[:-1], notes)
+                return _plan(facts, request, platform, python, option, judged[:-1], notes)
+    return _nothing(request, python, judged, _fixes(judged, facts, platform, builds), notes)
+
+
+def _auto_builds(facts, platform: str) -> list[str]:
+    if facts.gpus or (facts.nvidia and facts.nvidia.pci_devices):
+        return list(matrix.CUDA_EXTRAS)
+    return ["cpu"]
+
+
+def _packages(option: Option) -> list[str]:
+    version = option.release.version
+    return [f"jax[{option.build}]=={version}"] if option.gpu else [f"jax=={version}"]
+
+
+def _stale(facts, option: Option) -> list[str]:
+    """Installed CUDA plugin packages the plan does not use: a leftover plugin of another version
+    makes JAX warn and ignore it, or (cuda13 over cuda12) shadows the chosen one."""
+    installed = facts.python.packages or {}
+    return [name for extra, names in PLUGIN_PACKAGES.items() if extra != option.build
+            for name in names if name in installed]
+
+
+def _replaces(facts) -> tuple[str, ...]:
+    installed = facts.python.packages or {}
+    names = ("jax", "jaxlib") + tuple(n for names in PLUGIN_PACKAGES.values() for n in names)
+    return tuple(f"{name} {installed[name]}" for name in names if name in installed)
+
+
+def _common_reasons(option: Option, request, platform, python) -> list[str]:
+    release = option.release
+    newest = "the newest release" if not request.version else f"the newest release matching {request.version}"
+    what = (f"with a {option.build} plugin the driver and every GPU can use" if option.gpu else "for the CPU")
+    reasons = [f"jax {release.version} is {newest} with jaxlib wheels for Python {python or '?'} on {platform} {what}"]
+    if option.gpu:
+        plugin = option.plugin
+        reasons.append(f"jax[{option.build}]=={release.version} installs jaxlib, jax-{option.build}-plugin and "
+                       f"jax-{option.build}-pjrt all at {release.jaxlib} (the plugin must equal jaxlib) and "
+                       f"CUDA {plugin.cuda_major} with cuDNN {plugin.cudnn} as pip wheels")
+    return reasons
+
+
+def _plan(facts, request, platform, python, option: Option, rejected_before, notes) -> InstallPlan:
+    python_exe = facts.python.executable or "python"
+    stale = _stale(facts, option)
+    commands: tuple = ()
+    if stale:
+        commands, _ = render(FRAMEWORK, f"{request.manager}-uninstall", python=python_exe, packages=stale)
+    install, steps = render(FRAMEWORK, f"{request.manager}-registry", python=python_exe, packages=_packages(option))
+    reasons = _common_reasons(option, request, platform, python)
+    if stale:
+        reasons.append(f"first removing {', '.join(stale)}: a plugin that does not match jaxlib is ignored "
+                       f"(or shadows the chosen one)")
+    reasons += option.notes + _driver_hint(rejected_before, facts)
+    return _finish(facts, request, python, option, tuple(commands) + tuple(install), steps, reasons,
+                   rejected_before, notes)
+
+
+def _conda_plan(facts, request, platform, python, option: Option, rejected_before, notes) -> InstallPlan:
+    release = option.release
+    packages = [f"jax={release.version}"]
+    if option.gpu:
+        packages.insert(0, f"jaxlib={release.jaxlib}=*cuda*")
+        packages.append(f"cuda-version={option.plugin.cuda_major}")
+    if facts.python.env_kind in ("conda", "conda-base") and facts.python.env_path:
+        commands, steps = render(FRAMEWORK, "conda-forge-install", env_path=facts.python.env_path, packages=packages)
+        where = f"into the conda environment {facts.python.env_path}"
+    else:
+        commands, steps = render(FRAMEWORK, "conda-forge-create", env_name="jax", python_version=python or "3.12",
+                                 packages=packages)
+        where = "into a new conda environment 'jax' (the target Python is not a conda environment)"
+    reasons = _common_reasons(option, request, platform, python)[:1]
+    reasons.append(f"conda-forge's community build of JAX {where}"
+                   + ("; jaxlib=*=*cuda* selects its CUDA build" if option.gpu else ""))
+    notes = list(notes) + ["conda-forge's JAX is community-maintained and can lag the registry: if the solver "
+                           f"finds no jax {release.version}, drop the version pins"]
+    return _finish(facts, request, python, option, commands, steps, reasons + option.notes, rejected_before, notes)
+
+
+def _finish(facts, request, python, option, commands, steps, reasons, rejected_before, notes) -> InstallPlan:
+    warnings = [n for n in notes if not n.startswith("step:")]
+    steps = tuple(steps) + tuple(n[5:] for n in notes if n.startswith("step:"))
+    if option.gpu and not common.gpu_capabilities(facts):
+        warnings.append("could not tell the GPU's compute capability; the GPU minimum is not checked")
+    if facts.host.wsl and option.gpu:
+        warnings.append("NVIDIA GPUs under WSL2 are 'experimental' in the JAX docs")
+    if facts.amd is not None and facts.amd.gpus and not option.gpu:
+        warnings.append("AMD GPUs: envdoctor plans no ROCm build of JAX (jax[rocm7-local] needs ROCm 7 installed "
+                        "first); this is the CPU build")
+    installed = (facts.python.packages or {}).get("jax")
+    warnings += common.target_env_warnings(facts)
+    warnings += common.hazard_warnings(matrix.hazards(), option.release.version, installed, facts, option.gpu)
+    return InstallPlan(
+        framework=FRAMEWORK, version=option.release.version, build=option.build, python=python,
+        manager=request.manager, commands=tuple(commands), reasons=tuple(reasons),
+        rejected=_rejections(rejected_before), warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
+
+
+def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
+    for option in rejected_before:
+        if option.plugin and {k for k, _ in option.problems} == {"driver"}:
+            minimum = common.drivers.wheel_min_driver(option.plugin.cuda_build, common.driver_os(facts))
+            return [f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"]
+    return []
+
+
+def _rejections(options: list[Option]) -> tuple:
+    return common.dedupe_rejections((common.rejected(o.name, "; ".join(w for _, w in o.problems))
+                                     for o in options if o.problems), limit=15)
+
+
+def _nothing(request, python, judged, steps, notes) -> InstallPlan:
+    warnings = tuple(n for n in notes if not n.startswith("step:"))
+    steps = tuple(steps) + tuple(n[5:] for n in notes if n.startswith("step:"))
+    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=python, manager=request.manager,
+                       reasons=("no JAX release fits this machine and request",), rejected=_rejections(judged),
+                       warnings=warnings, steps=steps)
+
+
+def _fixes(judged: list[Option], facts, platform: str, builds: list[str]) -> list[str]:
+    if not judged:
+        return ["no JAX release matches the requested version; see envdoctor matrix jax"]
+    steps = []
+    newest = judged[0]
+    kinds = {k for o in judged[: len(builds)] for k, _ in o.problems}
+    if "python" in kinds:
+        pythons = newest.release.pythons(platform)
+        steps.append(f"use Python {_span(pythons)} for jax {newest.release.version}")
+    if "driver" in kinds:
+        option = next(o for o in judged[: len(builds)] if o.plugin and any(k == "driver" for k, _ in o.problems))
+        minimum = common.drivers.wheel_min_driver(option.plugin.cuda_build, common.driver_os(facts))
+        if common.driver_version(facts) is None:
+            steps.append(f"install a working NVIDIA driver (≥ {minimum} for {option.name})")
+        else:
+            steps.append(f"update the NVIDIA driver to ≥ {minimum} for {option.name}")
+    if all(k == "gpu" for o in judged for k, _ in o.problems):
+        steps.append("no JAX CUDA plugin supports this GPU")
+    if builds != ["cpu"]:
+        steps.append("or install the CPU build: --cuda cpu")
+    return steps
+
+
+def _jetson_statement(facts, request, python) -> InstallPlan:
+    jetson = facts.jetson
+    jetpack = jetson.jetpack if jetson else None
+    if jetpack is None and jetson and jetson.l4t:
+        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
+    row = jetson_matrix.framework_source(jetpack, FRAMEWORK, jetson.soc if jetson else None)
+    note = f": {row.note}" if row is not None and row.note else ""
+    return _nothing(request, python, [], [
+        f"there is no JAX GPU build for Jetson (JetPack {jetpack or 'unknown'}){note}",
+        "the registry's aarch64 CUDA plugins are built for SBSA servers, not for Jetson GPUs; use --cuda cpu "
+        "for the CPU build, or a container that builds JAX for this JetPack"], [])
+
+
+# --- the matrix view ------------------------------------------------------------------------------
+
+def candidates(facts, request: PlanRequest) -> list[Candidate]:
+    spec = common.version_spec(request.version)
+    builds = wanted(request.cuda) or ["cuda13", "cuda12", "cpu"]
+    platform, python = common.target_platform(facts), common.target_python(facts)
+    if platform is None:
+        return []
+    ccs = common.unique(common.gpu_capabilities(facts))
+    has_gpu = bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
+    out = []
+    for release in releases(spec):
+        for build in builds:
+            if build != "cpu" and not release.plugin_wheels.get(build):
+                continue
+            option = judge(Option(release, build), facts, platform, python, ccs)
+            if build != "cpu" and not has_gpu and option.fits:
+                option.problems.append(("gpu", "no NVIDIA GPU on this machine"))
+            if build != "cpu" and common.is_jetson(facts):
+                option.problems.append(("platform", "no JAX CUDA build for Jetson"))
+            verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
+            pythons = release.plugin_pythons(build, platform) if build != "cpu" else release.pythons(platform)
+            out.append(Candidate(release.version, build, verdict, why, tuple(pythons)))
+    return out

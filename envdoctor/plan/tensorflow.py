@@ -1,0 +1,441 @@
+"""Plan a TensorFlow install: which release, CPU / CUDA (`tensorflow[and-cuda]`) / Metal, and how.
+
+`choose(facts, request)` walks the releases newest first (the newest patch of each series that
+`--version` allows) and takes the first whose wheel exists for the target Python and platform and,
+for a GPU plan, whose CUDA the driver runs and whose kernels cover every GPU. It says why, and why
+the newer ones were rejected.
+
+Where TensorFlow has no GPU build the plan is the CPU build with a warning and the way to a GPU:
+native Windows (no CUDA build since 2.11: WSL2, or 2.10 with its Python limit), Linux aarch64
+servers (CPU-only wheels), AMD GPUs (no ROCm build here). macOS on Apple silicon gets
+tensorflow + tensorflow-metal for the releases Apple documents. A Jetson gets NVIDIA's
+JetPack-matched wheel (matrices/jetson.toml) or a plain statement that none exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from envdoctor.errors import UsageError
+from envdoctor.matrix import gpus as gpu_matrix
+from envdoctor.matrix import jetson as jetson_matrix
+from envdoctor.matrix import tensorflow as matrix
+from envdoctor.plan import Candidate, InstallPlan, PlanRequest
+from envdoctor.plan import common
+from envdoctor.plan.recipes import render
+
+FRAMEWORK = "tensorflow"
+# Distributions that provide the `tensorflow` module besides `tensorflow` itself.
+PROVIDERS = ("tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos", "tensorflow-cpu-aws")
+
+
+@dataclass
+class Option:
+    release: matrix.Release
+    build: str  # cu125 | cpu | metal
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (verdict, why)
+    notes: list[str] = field(default_factory=list)
+    metal: Optional[matrix.Metal] = None
+
+    @property
+    def name(self) -> str:
+        return f"tensorflow {self.release.version} {self.build}"
+
+    @property
+    def fits(self) -> bool:
+        return not self.problems
+
+    @property
+    def gpu(self) -> bool:
+        return self.build.startswith("cu")
+
+
+def gpu_build(release: matrix.Release) -> str:
+    return "cu" + release.cuda.replace(".", "")
+
+
+def wanted(cuda: str) -> str:
+    """--cuda -> 'auto' | 'cpu' | 'gpu' | 'metal' (a CUDA version picks the releases tested with that major)."""
+    value = (cuda or "auto").strip().lower()
+    if value in ("auto", "cpu", "metal"):
+        return value
+    if value.startswith("rocm"):
+        raise UsageError("--cuda rocm: envdoctor plans no ROCm build of TensorFlow (AMD publishes tensorflow-rocm)")
+    return "gpu"
+
+
+def cuda_major(cuda: str) -> Optional[str]:
+    value = cuda.strip().lower().removeprefix("cu")
+    if "." in value:
+        return value.split(".")[0]
+    return value[:2] if len(value) >= 3 and value.isdigit() else (value if value.isdigit() else None)
+
+
+def releases(spec) -> list[matrix.Release]:
+    """Newest first, the newest patch of each series the version request allows."""
+    chosen, seen = [], set()
+    for release in matrix.releases():
+        if spec is not None and not spec.contains(release.version, prereleases=True):
+            continue
+        if release.series not in seen:
+            seen.add(release.series)
+            chosen.append(release)
+    return chosen
+
+
+# --- judging one option ---------------------------------------------------------------------------
+
+def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list[str]) -> Option:
+    release = option.release
+    have = release.pythons(platform)
+    if not have:
+        option.problems.append(("platform", f"no wheel for {platform}"))
+    elif python and python not in have:
+        option.problems.append(("python", f"no wheel for Python {python} on {platform} (has {have[0]}–{have[-1]})"))
+    if option.gpu:
+        _judge_gpu(option, facts, platform, ccs)
+    if option.build == "metal":
+        _judge_metal(option, python)
+    return option
+
+
+def _judge_gpu(option: Option, facts, platform: str, ccs: list[str]) -> None:
+    release = option.release
+    if not release.has_gpu(platform):
+        option.problems.append(("platform", f"no CUDA build for {platform}"))
+        return
+    if platform == "linux_x86_64" and not release.and_cuda:
+        option.problems.append(("other", f"no [and-cuda] extra before 2.14: CUDA {release.cuda} and cuDNN "
+                                         f"{release.cudnn} would have to be installed by hand"))
+    check = common.driver_check(facts, release.cuda)
+    if check:
+        option.notes.append(f"CUDA {release.cuda} build: {check.why}")
+    else:
+        option.problems.append(("driver", check.why))
+    for cc in ccs:
+        verdict = gpu_matrix.build_runs_on(release.gpu_archs, cc)
+        if verdict:
+            option.notes.append(f"sm_{cc.replace('.', '')}: {verdict.reason}")
+        else:
+            option.problems.append(("gpu", verdict.reason))
+
+
+def _judge_metal(option: Option, python: Optional[str]) -> None:
+    metal = matrix.metal_for(option.release.version)
+    if metal is None:
+        option.problems.append(("other", f"no tensorflow-metal release is documented for TensorFlow "
+                                         f"{option.release.series}"))
+        return
+    option.metal = metal
+    if python and python not in metal.pythons:
+        option.problems.append(("python", f"tensorflow-metal {metal.version} has no wheel for Python {python} "
+                                          f"(has {metal.pythons[0]}–{metal.pythons[-1]})"))
+
+
+# --- the machine ----------------------------------------------------------------------------------
+
+def _nvidia_present(facts) -> bool:
+    return bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
+
+
+def _kinds(facts, platform: str, want: str) -> list[str]:
+    """Builds to try, best first: 'gpu', 'metal', 'cpu'."""
+    if want == "cpu":
+        return ["cpu"]
+    if want == "metal" or (want == "auto" and platform == "macos_arm64"):
+        return ["metal"]
+    if want == "gpu" or _nvidia_present(facts):
+        return ["gpu"]
+    return ["cpu"]
+
+
+# --- choose ---------------------------------------------------------------------------------------
+
+def choose(facts, request: PlanRequest) -> InstallPlan:
+    spec = common.version_spec(request.version)
+    want = wanted(request.cuda)
+    platform, python = common.target_platform(facts), common.target_python(facts)
+    if common.is_jetson(facts) and want != "cpu":
+        return _choose_jetson(facts, request, python)
+    if platform is None:
+        return _nothing(request, python, [], [f"TensorFlow publishes no wheels for {facts.host.os or '?'} "
+                                              f"{facts.host.arch or '?'}"])
+    kinds = _kinds(facts, platform, want)
+    notes: list[str] = []
+    gpu_releases = [r for r in releases(spec) if r.has_gpu(platform)]
+    # Native Windows: only 2.10 had a CUDA build; it is planned only when asked for by --version.
+    if kinds == ["gpu"] and (not gpu_releases or (platform == "windows_amd64" and spec is None)):
+        notes = _no_gpu_build_notes(facts, platform, python)
+        kinds = ["cpu"]
+    if kinds == ["gpu"] and want == "gpu":
+        major = cuda_major(request.cuda)
+        spec_releases = [r for r in releases(spec) if major is None or r.cuda.split(".")[0] == major]
+    else:
+        spec_releases = releases(spec)
+    ccs = common.unique(common.gpu_capabilities(facts))
+    judged: list[Option] = []
+    for release in spec_releases:
+        option = judge(Option(release, _build_label(kinds[0], release)), facts, platform, python, ccs)
+        judged.append(option)
+        if option.fits:
+            return _plan(facts, request, platform, python, option, judged[:-1], notes)
+    if kinds == ["metal"] and want == "auto":
+        # No Metal build for this Python: the CPU build, and how to get the GPU.
+        fallback = _choose_cpu(facts, request, platform, python, spec)
+        if fallback.ok:
+            why = next((w for o in judged for _, w in o.problems), "no tensorflow-metal build fits")
+            return _with(fallback, warnings=(f"no Metal (GPU) build fits: {why}; this is the CPU build",) + fallback.warnings,
+                         rejected=_rejections(judged) + fallback.rejected)
+    forced = _forced_old_gpu(judged, want, spec)
+    if forced is not None:
+        return _plan(facts, request, platform, python, forced, [], notes)
+    return _nothing(request, python, judged, _fixes(judged, facts, platform, python, kinds[0]), notes)
+
+
+def _build_label(kind: str, release: matrix.Release) -> str:
+    return gpu_build(release) if kind == "gpu" else kind
+
+
+def _forced_old_gpu(judged: list[Option], want: str, spec) -> Optional[Option]:
+    """A release the user asked for by version whose only problem is the missing [and-cuda] extra."""
+    if spec is None:
+        return None
+    for option in judged:
+        if option.problems and all(kind == "other" for kind, _ in option.problems) and option.gpu:
+            return option
+    return None
+
+
+def _choose_cpu(facts, request, platform, python, spec) -> InstallPlan:
+    judged = []
+    for release in releases(spec):
+        option = judge(Option(release, "cpu"), facts, platform, python, [])
+        judged.append(option)
+        if option.fits:
+            return _plan(facts, request, platform, python, option, judged[:-1], [])
+    return _nothing(request, python, judged, _fixes(judged, facts, platform, python, "cpu"), [])
+
+
+def _no_gpu_build_notes(facts, platform: str, python: Optional[str]) -> list[str]:
+    """Warnings and steps for a machine with an NVIDIA GPU where TensorFlow has no CUDA build."""
+    if platform == "windows_amd64":
+        legacy = matrix.last_native_windows_gpu()
+        wsl_min = common.drivers.wheel_min_driver(matrix.releases()[0].cuda, "windows")
+        _, wsl_steps = render(FRAMEWORK, "windows-gpu-wsl2", driver=wsl_min or "the newest")
+        notes = ["warning:TensorFlow has no CUDA build for native Windows since 2.11: this plan is the CPU build"]
+        notes += [f"step:{s}" for s in wsl_steps]
+        if legacy is not None:
+            pythons = legacy.pythons("windows_amd64")
+            _, legacy_steps = render(FRAMEWORK, "windows-gpu-legacy", version=legacy.version,
+                                     pythons=f"{pythons[0]}–{pythons[-1]}")
+            notes += [f"step:{s}" for s in legacy_steps]
+            if python and python not in pythons:
+                notes.append(f"warning:TensorFlow {legacy.version} (the last native-Windows GPU release) needs "
+                             f"Python {pythons[0]}–{pythons[-1]}; this interpreter is {python}")
+        return notes
+    if platform == "linux_aarch64":
+        return ["warning:TensorFlow's Linux aarch64 wheels are CPU-only (no CUDA build on the registry): "
+                "this plan is the CPU build; for the GPU use a container with a TensorFlow built for this machine"]
+    return [f"warning:TensorFlow has no CUDA build for {platform}: this plan is the CPU build"]
+
+
+# --- the plan -------------------------------------------------------------------------------------
+
+def _packages(option: Option, platform: str) -> list[str]:
+    release = option.release
+    if option.gpu and platform == "linux_x86_64" and release.and_cuda:
+        packages = [f"tensorflow[and-cuda]=={release.version}"]
+    else:
+        packages = [f"tensorflow=={release.version}"]
+    if option.metal is not None:
+        packages.append(f"tensorflow-metal=={option.metal.version}")
+    return packages
+
+
+def _conflicting(facts, option: Option, platform: str) -> list[str]:
+    """Installed distributions that provide the tensorflow module but are not this plan's provider."""
+    installed = facts.python.packages or {}
+    keep = option.release.stub_for.get(platform)
+    return [name for name in PROVIDERS if name in installed and name != keep]
+
+
+def _replaces(facts) -> tuple[str, ...]:
+    installed = facts.python.packages or {}
+    names = ("tensorflow",) + PROVIDERS + ("tensorflow-metal",)
+    return tuple(f"{name} {installed[name]}" for name in names if name in installed)
+
+
+def _plan(facts, request, platform, python, option: Option, rejected_before: list[Option],
+          notes: list[str]) -> InstallPlan:
+    release = option.release
+    python_exe = facts.python.executable or "python"
+    commands: tuple = ()
+    conflicting = _conflicting(facts, option, platform)
+    if conflicting:
+        commands, _ = render(FRAMEWORK, f"{request.manager}-uninstall", python=python_exe, packages=conflicting)
+    install, steps = render(FRAMEWORK, f"{request.manager}-registry", python=python_exe,
+                            packages=_packages(option, platform))
+    commands = tuple(commands) + tuple(install)
+    newest = "the newest release" if not request.version else f"the newest release matching {request.version}"
+    what = {"cpu": "for the CPU", "metal": "with a tensorflow-metal build (Apple GPU)"}.get(
+        option.build, f"whose CUDA {release.cuda} build the driver runs and whose kernels cover every GPU")
+    reasons = [f"tensorflow {release.version} is {newest} with a wheel for Python {python or '?'} on {platform} {what}"]
+    if option.gpu and release.and_cuda:
+        cudnn = next((f"{name}{pin}" for name, pin in release.and_cuda.items() if name.startswith("nvidia-cudnn")), "")
+        reasons.append(f"tensorflow[and-cuda] brings CUDA and cuDNN as pip wheels ({cudnn}); no system "
+                       f"CUDA toolkit is needed")
+    if option.metal is not None:
+        reasons.append(f"tensorflow-metal {option.metal.version} is the Apple GPU plug-in documented for "
+                       f"TensorFlow {release.series} (macOS ≥ {option.metal.macos})")
+    if request.manager == "conda":
+        reasons.append("TensorFlow is published to the registry only (its docs advise against conda): "
+                       "installing with pip inside the target environment")
+    if conflicting:
+        reasons.append(f"first removing {', '.join(conflicting)}: another distribution of the same "
+                       f"tensorflow module would shadow the new one")
+    reasons += option.notes
+    warnings = [n.split(":", 1)[1] for n in notes if n.startswith("warning:")]
+    steps = tuple(steps) + tuple(n.split(":", 1)[1] for n in notes if n.startswith("step:"))
+    if option.gpu and platform == "linux_x86_64" and not release.and_cuda:
+        _, extra = render(FRAMEWORK, "linux-system-cuda", version=release.version, cuda=release.cuda,
+                          cudnn=release.cudnn)
+        steps += extra
+        warnings.append(f"tensorflow {release.version}, as asked: no [and-cuda] extra before 2.14")
+    if option.gpu and platform == "windows_amd64":
+        warnings.append(f"native-Windows GPU builds need CUDA {release.cuda} and cuDNN {release.cudnn} installed "
+                        f"by hand (conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0)")
+    if option.gpu and not common.gpu_capabilities(facts):
+        warnings.append("could not tell the GPU's compute capability; kernels for it are not checked")
+    if facts.amd is not None and facts.amd.gpus and not option.gpu:
+        warnings.append("AMD GPUs: envdoctor plans no ROCm build of TensorFlow (AMD publishes tensorflow-rocm); "
+                        "this is the CPU build")
+    if facts.host.rosetta:
+        warnings.append("this Python runs under Rosetta (x86_64): TensorFlow stopped Intel-Mac wheels after 2.16; "
+                        "an arm64 Python gets current releases and tensorflow-metal")
+    installed = (facts.python.packages or {}).get("tensorflow")
+    warnings += common.target_env_warnings(facts)
+    warnings += common.hazard_warnings(matrix.hazards(), release.version, installed, facts, option.gpu)
+    return InstallPlan(
+        framework=FRAMEWORK, version=release.version, build=option.build, python=python,
+        manager=request.manager, index_url=None, commands=commands, reasons=tuple(reasons),
+        rejected=_rejections(rejected_before), warnings=tuple(warnings), replaces=_replaces(facts),
+        steps=steps)
+
+
+def _rejections(options: list[Option]) -> tuple:
+    return common.dedupe_rejections((common.rejected(o.name, "; ".join(w for _, w in o.problems))
+                                     for o in options if o.problems), limit=15)
+
+
+def _with(plan: InstallPlan, **changes) -> InstallPlan:
+    return InstallPlan(**{**plan.__dict__, **changes})
+
+
+def _nothing(request, python, judged: list[Option], steps: list[str], notes: list[str]) -> InstallPlan:
+    warnings = [n.split(":", 1)[1] for n in notes if n.startswith("warning:")]
+    steps = list(steps) + [n.split(":", 1)[1] for n in notes if n.startswith("step:")]
+    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=python, manager=request.manager,
+                       reasons=("no TensorFlow release fits this machine and request",),
+                       rejected=_rejections(judged), warnings=tuple(warnings), steps=tuple(steps))
+
+
+def _fixes(judged: list[Option], facts, platform: str, python: Optional[str], kind: str) -> list[str]:
+    if not judged:
+        return ["no TensorFlow release matches the requested version; see envdoctor matrix tensorflow"]
+    newest = judged[0]
+    kinds = {k for k, _ in newest.problems}
+    steps = []
+    if "python" in kinds:
+        pythons = newest.metal.pythons if newest.metal else newest.release.pythons(platform)
+        if pythons:
+            steps.append(f"use Python {pythons[0]}–{pythons[-1]} for {newest.name}")
+    if "driver" in kinds:
+        minimum = common.drivers.wheel_min_driver(newest.release.cuda, common.driver_os(facts))
+        if common.driver_version(facts) is None:
+            steps.append(f"install a working NVIDIA driver (≥ {minimum} for {newest.name})")
+        else:
+            steps.append(f"update the NVIDIA driver to ≥ {minimum} for {newest.name}")
+    if all(k == "gpu" for o in judged for k, _ in o.problems):
+        steps.append("no TensorFlow CUDA build has kernels for this GPU")
+    if kind in ("gpu", "metal"):
+        steps.append("or install the CPU build: --cuda cpu")
+    return steps
+
+
+# --- Jetson ---------------------------------------------------------------------------------------
+
+def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
+    jetson = facts.jetson
+    jetpack = jetson.jetpack if jetson else None
+    if jetpack is None and jetson and jetson.l4t:
+        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
+    soc = jetson.soc if jetson else None
+    sources = [s for s in jetson_matrix.framework_sources(jetpack, FRAMEWORK, soc) if s.index_url and s.versions]
+    if not sources:
+        row = jetson_matrix.framework_source(jetpack, FRAMEWORK, soc)
+        note = f": {row.note}" if row is not None and row.note else ""
+        return _nothing(request, python, [], [
+            f"there is no TensorFlow GPU build for JetPack {jetpack or 'unknown'}{note}",
+            "a generic aarch64 wheel has no CUDA kernels for this GPU; use --cuda cpu for the CPU build, "
+            "or a container built for this JetPack"], [])
+    rejected = []
+    for source in sources:
+        if request.manager == "conda":
+            rejected.append(common.rejected(f"JetPack {jetpack} NVIDIA TensorFlow", "not packaged for conda; use --manager pip or uv"))
+            continue
+        if python and source.python and python != source.python:
+            rejected.append(common.rejected(f"JetPack {jetpack} tensorflow {source.versions[0]}",
+                                            f"built for Python {source.python}, the target is {python}"))
+            continue
+        return _jetson_plan(facts, request, python, source, jetpack, tuple(rejected))
+    wanted_python = next((s.python for s in sources if s.python), None)
+    steps = [f"use Python {wanted_python} (the JetPack {jetpack} system python3), e.g. in a venv: "
+             f"python3 -m venv --system-site-packages ~/venv"] if wanted_python else []
+    return _with(_nothing(request, python, [], steps, []), rejected=tuple(rejected))
+
+
+def _jetson_plan(facts, request, python, source, jetpack, rejected) -> InstallPlan:
+    version = source.versions[0]
+    commands, steps = render(FRAMEWORK, f"jetson-{request.manager}", python=facts.python.executable or "python3",
+                             index_url=source.index_url, packages=[f"tensorflow=={version}"])
+    cuda = (facts.jetson.cuda if facts.jetson else None) or source.cuda
+    build = f"jp{(jetpack or '?').split('.')[0]}" + (f"-cu{cuda.replace('.', '')}" if cuda else "")
+    reasons = [f"Jetson on JetPack {jetpack}: TensorFlow comes from NVIDIA's JetPack-matched wheels "
+               f"({source.index_url}), never a generic aarch64 wheel (those have no CUDA kernels)"]
+    if source.note:
+        reasons.append(source.note)
+    warnings = common.target_env_warnings(facts)
+    installed = (facts.python.packages or {}).get("tensorflow")
+    # gpu_plan=False: the GPU hazards are about the registry's [and-cuda] builds, not NVIDIA's Jetson wheels
+    warnings += common.hazard_warnings(matrix.hazards(), version.split("+")[0], installed, facts, False)
+    return InstallPlan(framework=FRAMEWORK, version=version, build=build, python=python, manager=request.manager,
+                       index_url=source.index_url, commands=commands, reasons=tuple(reasons), rejected=rejected,
+                       warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
+
+
+# --- the matrix view ------------------------------------------------------------------------------
+
+def candidates(facts, request: PlanRequest) -> list[Candidate]:
+    """Every release (newest patch per series) × build for this platform, judged as `choose` judges."""
+    spec = common.version_spec(request.version)
+    want = wanted(request.cuda)
+    platform, python = common.target_platform(facts), common.target_python(facts)
+    if platform is None:
+        return []
+    ccs = common.unique(common.gpu_capabilities(facts))
+    kinds = {"cpu": ["cpu"], "metal": ["metal"], "gpu": ["gpu"]}.get(want, ["gpu", "metal", "cpu"])
+    out = []
+    for release in releases(spec):
+        for kind in kinds:
+            if kind == "gpu" and not release.has_gpu(platform):
+                continue
+            if kind == "metal" and platform != "macos_arm64":
+                continue
+            option = judge(Option(release, _build_label(kind, release)), facts, platform, python, ccs)
+            if kind == "gpu" and not _nvidia_present(facts) and option.fits:
+                option.problems.append(("gpu", "no NVIDIA GPU on this machine"))
+            verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
+            pythons = option.metal.pythons if option.metal else release.pythons(platform)
+            out.append(Candidate(release.version, option.build, verdict, why, tuple(pythons)))
+    return out
