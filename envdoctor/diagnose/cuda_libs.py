@@ -54,10 +54,7 @@ def _framework_needs_other_cudnn(facts: Facts) -> Iterable[Finding]:
         built = major_minor(deep.cudnn) if deep and deep.cudnn else None
         source = f"frameworks.{framework}.cudnn" if built else ""
         if not built:
-            plugin = next((n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")), None)
-            built = knowledge.call("tensorflow", "cudnn_built_with", str(public(version))) if framework == "tensorflow" \
-                else knowledge.call("jax", "cudnn_minimum", str(public(version)), plugin)
-            source = f"{framework} matrix"
+            built, source = _cudnn_needed(facts, framework, version)
         if not built or _fits(loaded.version, str(built)):
             continue
         name = FRAMEWORK_NAMES[framework]
@@ -74,9 +71,26 @@ def _framework_needs_other_cudnn(facts: Facts) -> Iterable[Finding]:
         )
 
 
+def _cudnn_needed(facts: Facts, framework: str, version: str) -> tuple[Optional[str], str]:
+    """The cuDNN a TensorFlow release was built with ("8.9"), or a JAX plugin's cuDNN specifier."""
+    if framework == "tensorflow":
+        return knowledge.tf_build(str(public(version)))[1], "tensorflow matrix (tested build configuration)"
+    plugin = next((n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")), None)
+    row = knowledge.jax_plugin(plugin[len("jax-"):].split("-plugin")[0], str(public(package(facts, "jax") or version))) if plugin else None
+    return (row.cudnn, f"jax matrix ({plugin})") if row is not None and row.cudnn else (None, "")
+
+
 def _fits(loaded: Optional[str], built: str) -> bool:
-    have, need = public(loaded), public(built)
-    if have is None or need is None:
+    """cuDNN rule: the loaded one has the same major and an equal or newer minor (or meets a specifier)."""
+    have = public(loaded)
+    if have is None:
+        return True
+    if built[:1] in "<>=!~":
+        from packaging.specifiers import SpecifierSet
+
+        return have in SpecifierSet(built)
+    need = public(built)
+    if need is None:
         return True
     return have.release[0] == need.release[0] and have.release[:2] >= need.release[:2]
 
@@ -139,12 +153,12 @@ def _tensorflow_libs(facts: Facts) -> Iterable[Finding]:
     version = package(facts, "tensorflow")
     if not version or facts.host.arch != "x86_64":
         return
-    needs = knowledge.call("tensorflow", "tested_cuda", str(public(version)))  # e.g. "12.5"
+    needs, _, and_cuda = knowledge.tf_build(str(public(version)))  # e.g. "12.5"
     if not needs:
         return
     pip_runtime = any(n.startswith(("nvidia-cuda-runtime", "nvidia-cudnn")) for n in nvidia_wheels(facts))
     major = str(needs).split(".")[0]
-    if pip_runtime or _toolkit_major(facts) == major:
+    if (pip_runtime and and_cuda) or _toolkit_major(facts) == major:
         return
     yield Finding(
         code="cuda-libs-missing", severity="error", section="toolkit",

@@ -88,7 +88,7 @@ def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str]]:
     if deep and deep.version and not deep.import_error and deep.extra.get("is_cuda_build") is False:
         return "tensorflow", "tensorflow", version, "The installed TensorFlow reports is_cuda_build=False."
     if facts.host.arch == "aarch64":
-        gpu_wheels = knowledge.call("tensorflow", "has_gpu_wheels", str(public(version)), platform_key(facts))
+        gpu_wheels = knowledge.tf_has_gpu(str(public(version)), platform_key(facts))
         if gpu_wheels is False:
             return "tensorflow", "tensorflow", version, "TensorFlow's Linux aarch64 wheels are CPU-only."
     return None
@@ -163,16 +163,19 @@ def jax_version_skew(facts: Facts) -> Iterable[Finding]:
     if not jaxlib:
         return
     problems: list[str] = []
-    if jax and public(jaxlib) and public(jax) and public(jaxlib) > public(jax):
-        problems.append(f"jaxlib {jaxlib} is newer than jax {jax} (jaxlib must not be newer than jax)")
-    minimum = knowledge.call("jax", "minimum_jaxlib", str(public(jax))) if jax else None
-    if minimum and public(jaxlib) < public(str(minimum)):
-        problems.append(f"jax {jax} needs jaxlib >= {minimum}, found {jaxlib}")
     lib = public(jaxlib)
+    plugins = sorted(n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("-plugin"))
+    verdict = knowledge.jax_rule(str(public(jax)), str(lib), str(public(package(facts, plugins[0])))
+                                 if plugins else None) if jax and lib else None
+    if verdict:
+        problems.append(verdict)
+    elif jax and lib and public(jax) and lib > public(jax):
+        problems.append(f"jaxlib {jaxlib} is newer than jax {jax} (jaxlib must not be newer than jax)")
     for name in sorted(facts.python.packages):
         if name.startswith("jax-cuda") and (name.endswith("-plugin") or name.endswith("-pjrt")):
             version = package(facts, name)
-            if public(version) != lib:
+            already = any(str(public(version)) in p for p in problems)
+            if public(version) != lib and not already:
                 problems.append(f"{name} {version} is not the same version as jaxlib {jaxlib} (they must match exactly)")
     if not problems:
         return

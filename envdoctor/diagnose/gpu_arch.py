@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Optional  # noqa: F401
 
 from envdoctor.diagnose import knowledge, rule
-from envdoctor.diagnose._common import framework_of, gpu_ccs, plan_fix, public
+from envdoctor.diagnose._common import framework_of, gpu_ccs, package, plan_fix, public
 from envdoctor.diagnose.frameworks import platform_key, torch_build
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
@@ -20,6 +20,12 @@ from envdoctor.findings import Finding
 def gpu_arch_unsupported(facts: Facts) -> Iterable[Finding]:
     if not facts.has_usable_driver or facts.jetson is not None:
         return  # Jetson: jetson-wrong-wheel names the real problem
+    yield from _torch(facts)
+    yield from _tensorflow_jax(facts)
+    yield from _paddle(facts)
+
+
+def _torch(facts: Facts) -> Iterable[Finding]:
     version, build, how = torch_build(facts)
     if not version or not build or not build.startswith("cu"):
         return
@@ -44,6 +50,60 @@ def gpu_arch_unsupported(facts: Facts) -> Iterable[Finding]:
         evidence=(f"python.packages.torch={version}", f"arch_list={','.join(arch_list)}",
                   *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in missing)),
     )
+
+
+def _tensorflow_jax(facts: Facts) -> Iterable[Finding]:
+    tf = package(facts, "tensorflow")
+    if tf and knowledge.tf_has_gpu(str(public(tf)), platform_key(facts)):
+        yield from _check("tensorflow", "tensorflow", tf, knowledge.gpu_archs("tensorflow", str(public(tf))), facts)
+    plugin = next((n for n in sorted(facts.python.packages) if n.startswith("jax-cuda") and n.endswith("plugin")), None)
+    jax = package(facts, "jax")
+    if plugin and jax:
+        extra = plugin[len("jax-"):].split("-plugin")[0]
+        yield from _check("jax", plugin, package(facts, plugin), knowledge.gpu_archs("jax", str(public(jax)), extra), facts)
+
+
+def _check(framework: str, dist: str, version: str, arch_list, facts: Facts) -> Iterable[Finding]:
+    if not arch_list:
+        return
+    missing = [(i, name, cc) for i, name, cc in gpu_ccs(facts)
+               if (v := runs(arch_list, cc)) is not None and not v.runs]
+    if not missing:
+        return
+    sm = sorted({"sm_" + cc.replace(".", "") for _, _, cc in missing})
+    yield Finding(
+        code="gpu-arch-unsupported", severity="error", section="frameworks",
+        title=f"{dist} {version} has no kernels for {', '.join(sm)}",
+        detail=(f"Its CUDA build carries {' '.join(arch_list)} ({framework} matrix); "
+                + ", ".join(f"GPU {i} {name or ''} (compute capability {cc})" for i, name, cc in missing)
+                + " cannot run any of it, so the framework fails on it or falls back to the CPU."),
+        fix=plan_fix(facts, framework, f"Install a {framework} release whose CUDA build covers {', '.join(sm)} "
+                     f"(`envdoctor matrix {framework}`)"),
+        evidence=(f"python.packages.{dist}={version}", f"arch_list={','.join(arch_list)}",
+                  *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in missing)),
+    )
+
+
+def _paddle(facts: Facts) -> Iterable[Finding]:
+    version = package(facts, "paddlepaddle-gpu")
+    minimum = knowledge.min_compute_capability("paddle", str(public(version))) if version else None
+    if not minimum:
+        return
+    low = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if _cc(cc) < _cc(minimum)]
+    if not low:
+        return
+    yield Finding(
+        code="gpu-arch-unsupported", severity="error", section="frameworks",
+        title=f"paddlepaddle-gpu {version} needs compute capability {minimum} or newer",
+        detail=", ".join(f"GPU {i} {name or ''} has compute capability {cc}" for i, name, cc in low)
+               + f"; Paddle {public(version)}'s GPU builds start at {minimum}.",
+        fix=plan_fix(facts, "paddle", "Use an older Paddle release that still supports this GPU (`envdoctor matrix paddle`)"),
+        evidence=(f"python.packages.paddlepaddle-gpu={version}", *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in low)),
+    )
+
+
+def _cc(cc: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in cc.split(".")[:2])
 
 
 def _torch_arch_list(facts: Facts, version: str, build: str) -> tuple[Optional[list[str]], str]:

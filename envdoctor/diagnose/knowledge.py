@@ -124,3 +124,65 @@ def glibc_required(dist: str, version: str) -> Optional[str]:
     framework = {"tensorflow": "tensorflow", "jaxlib": "jax", "paddlepaddle": "paddle", "paddlepaddle-gpu": "paddle"}.get(dist)
     row = call(framework, "release", version) if framework else None
     return getattr(row, "glibc", None) if row is not None else None
+
+
+# --- TensorFlow, JAX, Paddle -----------------------------------------------------------------------
+
+def release_of(framework: str, version: str):
+    """The matrix row of a framework release (pytorch, tensorflow, jax, paddle), or None."""
+    return call(framework, "release", version)
+
+
+def tf_last_native_windows_gpu() -> Optional[str]:
+    row = call("tensorflow", "last_native_windows_gpu")
+    return row.version if row is not None else None
+
+
+def tf_has_gpu(version: str, platform_key: Optional[str]) -> Optional[bool]:
+    row = release_of("tensorflow", version)
+    return row.has_gpu(platform_key) if row is not None and platform_key else None
+
+
+def tf_build(version: str) -> tuple[Optional[str], Optional[str], bool]:
+    """(tested CUDA, tested cuDNN, whether `[and-cuda]` exists) of a TensorFlow release."""
+    row = release_of("tensorflow", version)
+    if row is None:
+        return None, None, False
+    return row.cuda, row.cudnn, bool(row.and_cuda)
+
+
+def gpu_archs(framework: str, version: str, plugin_extra: Optional[str] = None) -> Optional[tuple[str, ...]]:
+    """The kernels of a TensorFlow release's CUDA build, or of a JAX CUDA plugin."""
+    if framework == "tensorflow":
+        row = release_of("tensorflow", version)
+        return tuple(row.gpu_archs) if row is not None and row.gpu_archs else None
+    if framework == "jax" and plugin_extra:
+        plugin = call("jax", "plugin_for", plugin_extra, version)
+        return tuple(plugin.archs) if plugin is not None and plugin.archs else None
+    return None
+
+
+def min_compute_capability(framework: str, version: str) -> Optional[str]:
+    if framework == "paddle":
+        row = release_of("paddle", version)
+        return row.min_compute_capability if row is not None else None
+    return None
+
+
+def jax_rule(jax: str, jaxlib: Optional[str], plugin: Optional[str]) -> Optional[str]:
+    """What is wrong with this jax / jaxlib / plugin combination, in a sentence (None: they agree)."""
+    return call("jax", "version_rule_ok", jax, jaxlib, plugin)
+
+
+def jax_plugin(extra: str, version: str):
+    """The jax matrix's row for a CUDA plugin extra (cuda12, cuda13, ...) at a jax version."""
+    return call("jax", "plugin_for", extra, version)
+
+
+def numpy_requirements(framework: str, version: str) -> tuple[str, ...]:
+    """The numpy specifiers a release declares (alternatives split by markers, markers dropped)."""
+    row = release_of(framework, version)
+    spec = getattr(row, "numpy", None) if row is not None else None
+    if not spec:
+        return ()
+    return tuple(part.split(" ; ")[0].strip() for part in spec.split(" | ") if part.strip())

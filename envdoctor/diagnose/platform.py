@@ -82,7 +82,7 @@ def tf_windows_native_gpu(facts: Facts) -> Iterable[Finding]:
     if name is None:
         return
     version = package(facts, name)
-    last = knowledge.call("tensorflow", "last_native_windows_gpu")
+    last = knowledge.tf_last_native_windows_gpu()
     if last is None or public(version) is None or public(version) <= public(str(last)):
         return
     yield Finding(

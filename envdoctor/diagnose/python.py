@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from packaging.specifiers import SpecifierSet
+
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import FRAMEWORK_DISTS, FRAMEWORK_NAMES, package, plan_fix, public
 from envdoctor.diagnose.frameworks import platform_key
@@ -26,17 +28,19 @@ def numpy_abi_mismatch(facts: Facts) -> Iterable[Finding]:
             yield _finding(facts, _DEEP_KEYS.get(key, "pytorch"), key, fw.version or package(facts, key), numpy,
                            f"frameworks.{key}: {_NUMPY_ABI.search(text).group(0)}")
             return
-    if not numpy or public(numpy) is None or public(numpy).release[0] < 2:
+    have = public(numpy)
+    if have is None:
         return
     for framework, dists in FRAMEWORK_DISTS.items():
-        for dist in dists:
-            version = package(facts, dist)
-            if not version:
-                continue
-            ok = knowledge.call(framework, "supports_numpy2", str(public(version)))
-            if ok is False:
-                yield _finding(facts, framework, dist, version, numpy, f"{framework} matrix: built against NumPy 1.x")
-            break
+        dist = next((d for d in dists if package(facts, d)), None)
+        if dist is None:
+            continue
+        version = package(facts, dist)
+        specs = knowledge.numpy_requirements(framework, str(public(version)))
+        if not specs or any(have in SpecifierSet(s) for s in specs):
+            continue
+        if have.release[0] >= 2 and not any(SpecifierSet(s).contains("2.0.0") for s in specs):
+            yield _finding(facts, framework, dist, version, numpy, f"{framework} matrix: needs numpy {' or '.join(specs)}")
 
 
 def _finding(facts: Facts, framework: str, dist: str, version, numpy, why: str) -> Finding:
