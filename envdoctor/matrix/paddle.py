@@ -7,6 +7,7 @@ Accessors (a broken file is a MatrixError naming the file and the row):
   (Paddle's own index mirrors them; GPU builds are taken to cover the Linux x86_64 list, UNCONFIRMED).
 - `Release.builds`: the CUDA build ids on Paddle's index ("cu126", ...); `builds_of(release)` gives
   the `Build` rows.
+- `builds()`, `gpu_platforms()`: every CUDA build row; the platforms that have any.
 - `build(build_id)`: CUDA/cuDNN, platforms, GPU minimum, and `Build.driver_minimum(os)` →
   `(driver, documented)`: Paddle's stated minimum, or (documented=False) the CUDA toolkit's own driver
   from drivers.toml where Paddle states none.
@@ -88,6 +89,15 @@ def releases() -> tuple[Release, ...]:
 
 def release(version: str) -> Optional[Release]:
     return next((r for r in releases() if r.version == version), None)
+
+
+def builds() -> tuple[Build, ...]:
+    return tuple(_parsed()[1].values())
+
+
+def gpu_platforms() -> set[str]:
+    """Platforms with any CUDA build of Paddle."""
+    return {platform for item in builds() for platform in item.platforms}
 
 
 def build(build_id: str) -> Optional[Build]:

@@ -130,21 +130,21 @@ def tensorflow_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 def jax_rows(jax_doc: dict[str, Any], jaxlib_doc: dict[str, Any],
              plugin_docs: dict[str, dict[str, Any]], since: str) -> list[dict[str, Any]]:
-    """JAX releases >= `since`; `wheels` is jaxlib's, `plugins` maps 'cuda12' -> platform wheels."""
-    jaxlib = {r["version"]: r for r in release_rows(jaxlib_doc, since)}
-    plugins = {extra: {r["version"]: r for r in release_rows(doc, since)} for extra, doc in plugin_docs.items()}
+    """JAX releases >= `since`. `jaxlib`: the jaxlib the release runs with (its own version, or the
+    newest older jaxlib when jax shipped alone, e.g. 0.4.37 -> 0.4.36, which is what its CUDA extras
+    pin); `wheels`: that jaxlib's; `cuda12_wheels` / `cuda13_wheels`: the plugin's of that version."""
+    libs = {r["version"]: r for r in release_rows(jaxlib_doc, "0")}
+    plugins = {extra: {r["version"]: r for r in release_rows(doc, "0")} for extra, doc in plugin_docs.items()}
     rows = []
     for row in release_rows(jax_doc, since):
-        lib = jaxlib.get(row["version"])
-        rows.append({
-            "version": row["version"],
-            "date": row["date"],
-            "requires_python": row["requires_python"],
-            "jaxlib": lib is not None,
-            "wheels": lib["wheels"] if lib else {},
-            "plugins": {extra: found[row["version"]]["wheels"]
-                        for extra, found in plugins.items() if row["version"] in found},
-        })
+        older = [v for v in libs if Version(v) <= Version(row["version"])]
+        jaxlib = max(older, key=Version) if older else None
+        item = {"version": row["version"], "date": row["date"], "requires_python": row["requires_python"],
+                "jaxlib": jaxlib, "wheels": libs[jaxlib]["wheels"] if jaxlib else {}}
+        for extra, found in plugins.items():
+            if jaxlib in found:
+                item[f"{extra}_wheels"] = found[jaxlib]["wheels"]
+        rows.append(item)
     return rows
 
 

@@ -1,0 +1,303 @@
+"""Plan a PaddlePaddle install: which release, CPU (`paddlepaddle`) or a CUDA build of
+`paddlepaddle-gpu` from Paddle's own index (https://www.paddlepaddle.org.cn/packages/stable/cuXYZ/).
+
+`choose(facts, request)` walks the releases newest first and, with an NVIDIA GPU, the CUDA builds
+of each newest CUDA first. It takes the first build that exists for the target platform and Python,
+whose driver minimum the driver meets (Paddle's documented minimum, else the toolkit's own driver),
+whose CUDA can build kernels for every GPU, and whose GPU minimum every GPU meets. 2.6 builds need
+CUDA and cuDNN on the system; they are chosen only when the system toolkit matches.
+
+GPU builds exist for Linux x86_64 and Windows only: Linux aarch64 and macOS get the CPU build with a
+warning; a Jetson gets a plain statement (no official Paddle GPU wheels). CPU and GPU Paddle must not
+be installed together: the plan removes the other one first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from envdoctor.errors import UsageError
+from envdoctor.matrix import drivers
+from envdoctor.matrix import gpus as gpu_matrix
+from envdoctor.matrix import jetson as jetson_matrix
+from envdoctor.matrix import paddle as matrix
+from envdoctor.plan import Candidate, InstallPlan, PlanRequest
+from envdoctor.plan import common
+from envdoctor.plan.recipes import render
+
+FRAMEWORK = "paddle"
+
+
+@dataclass
+class Option:
+    release: matrix.Release
+    build: str  # cu126 | cpu
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"paddle {self.release.version} {self.build}"
+
+    @property
+    def fits(self) -> bool:
+        return not self.problems
+
+    @property
+    def gpu(self) -> bool:
+        return self.build != "cpu"
+
+    @property
+    def from_registry(self) -> bool:
+        return not self.gpu or self.build == self.release.registry_gpu_build
+
+
+def wanted(cuda: str) -> Optional[str]:
+    """--cuda -> None (auto), 'cpu', or a build id ('cu126')."""
+    value = (cuda or "auto").strip().lower()
+    if value == "auto":
+        return None
+    if value == "cpu":
+        return "cpu"
+    if value.startswith("rocm"):
+        raise UsageError("--cuda rocm: envdoctor plans no ROCm build of PaddlePaddle")
+    if value.startswith("cu") and value[2:].isdigit():
+        return value
+    parts = value.split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        return f"cu{parts[0]}{parts[1]}"
+    raise UsageError(f"--cuda {cuda!r}: use auto, cpu, a CUDA version (12.6) or a build (cu126)")
+
+
+def releases(spec) -> list[matrix.Release]:
+    return [r for r in matrix.releases() if spec is None or spec.contains(r.version, prereleases=True)]
+
+
+def builds_to_try(release: matrix.Release, build: Optional[str]) -> list[str]:
+    ids = sorted(release.builds, key=lambda b: drivers.cuda_tuple(matrix.build(b).cuda), reverse=True)
+    if build is None:
+        return ids
+    return [b for b in ids if b == build]
+
+
+# --- judging --------------------------------------------------------------------------------------
+
+def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list[str]) -> Option:
+    release = option.release
+    if not option.gpu:
+        have = release.pythons(platform)
+        if not have:
+            option.problems.append(("platform", f"no paddlepaddle wheel for {platform} on the registry"))
+        elif python and python not in have:
+            option.problems.append(("python", f"no wheel for Python {python} (has {have[0]}–{have[-1]})"))
+        return option
+    build = matrix.build(option.build)
+    if platform not in build.platforms:
+        option.problems.append(("platform", f"no {option.build} build for {platform}"))
+        return option
+    pythons = release.gpu_pythons(option.build, platform)
+    if python and python not in pythons:
+        option.problems.append(("python", f"no {option.build} wheel for Python {python} (has {pythons[0]}–{pythons[-1]})"))
+    _judge_driver(option, build, facts)
+    _judge_gpus(option, build, ccs)
+    if not release.bundles_cuda:
+        toolkit = facts.cuda_toolkit.version if facts.cuda_toolkit else None
+        if toolkit is None or drivers.cuda_tuple(toolkit) != drivers.cuda_tuple(build.cuda):
+            option.problems.append(("other", f"needs CUDA {build.cuda} and cuDNN {build.cudnn} on the system "
+                                             f"(found {('CUDA ' + toolkit) if toolkit else 'no CUDA toolkit'})"))
+    return option
+
+
+def _judge_driver(option: Option, build: matrix.Build, facts) -> None:
+    os_name = common.driver_os(facts)
+    minimum, documented = build.driver_minimum(os_name)
+    have = common.driver_version(facts)
+    source = "Paddle's minimum" if documented else f"CUDA {build.cuda}'s own driver; Paddle states none"
+    if have is None:
+        option.problems.append(("driver", common.driver_check(facts, build.cuda).why))
+    elif minimum is None:
+        option.problems.append(("driver", f"{option.build}: no known minimum for a {os_name} driver "
+                                          f"(native Windows or a WSL2 host)"))
+    elif drivers.version_tuple(have) < drivers.version_tuple(minimum):
+        option.problems.append(("driver", f"{option.build} needs driver ≥ {minimum} ({source}), you have {have}"))
+    else:
+        option.notes.append(f"{option.build}: driver {have} ≥ {minimum} ({source})")
+
+
+def _judge_gpus(option: Option, build: matrix.Build, ccs: list[str]) -> None:
+    floor = max(gpu_matrix.cc_tuple(option.release.min_compute_capability), gpu_matrix.cc_tuple(build.min_compute_capability))
+    for cc in ccs:
+        sm = f"sm_{cc.replace('.', '')}"
+        if gpu_matrix.cc_tuple(cc) < floor:
+            option.problems.append(("gpu", f"paddle {option.release.version} {option.build} needs compute capability "
+                                           f"≥ {gpu_matrix.cc_text(floor)}, this GPU is {sm}"))
+        elif gpu_matrix.cuda_can_build(cc, build.cuda) is False:
+            option.problems.append(("gpu", f"CUDA {build.cuda} cannot build kernels for {sm}"))
+        else:
+            option.notes.append(f"{sm}: CUDA {build.cuda} builds kernels for it")
+
+
+# --- choose ---------------------------------------------------------------------------------------
+
+def choose(facts, request: PlanRequest) -> InstallPlan:
+    spec = common.version_spec(request.version)
+    want = wanted(request.cuda)
+    platform, python = common.target_platform(facts), common.target_python(facts)
+    if common.is_jetson(facts) and want != "cpu":
+        return _jetson_statement(facts, request, python)
+    if platform is None:
+        return _nothing(request, python, [], [f"PaddlePaddle publishes no wheels for {facts.host.os or '?'} "
+                                              f"{facts.host.arch or '?'}"], [])
+    nvidia = bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
+    gpu_wanted = want not in (None, "cpu") or (want is None and nvidia)
+    notes: list[str] = []
+    if gpu_wanted and platform not in matrix.gpu_platforms():
+        notes.append(f"PaddlePaddle has no GPU build for {platform}: this plan is the CPU build")
+        gpu_wanted = False
+    ccs = common.unique(common.gpu_capabilities(facts))
+    judged: list[Option] = []
+    for release in releases(spec):
+        builds = builds_to_try(release, want if gpu_wanted else None) if gpu_wanted else ["cpu"]
+        for build in builds:
+            option = judge(Option(release, build), facts, platform, python, ccs)
+            judged.append(option)
+            if option.fits:
+                return _plan(facts, request, platform, python, option, judged[:-1], notes)
+    return _nothing(request, python, judged, _fixes(judged, facts, gpu_wanted), notes)
+
+
+def _plan(facts, request, platform, python, option: Option, rejected_before, notes) -> InstallPlan:
+    release = option.release
+    python_exe = facts.python.executable or "python"
+    installed = facts.python.packages or {}
+    other = "paddlepaddle" if option.gpu else "paddlepaddle-gpu"
+    commands: tuple = ()
+    if other in installed:
+        commands, _ = render(FRAMEWORK, f"{request.manager}-uninstall", python=python_exe, packages=[other])
+    package = matrix.gpu_requirement(release, option.build) if option.gpu else f"paddlepaddle=={release.version}"
+    index_url = None if option.from_registry else matrix.index_url(option.build)
+    recipe = f"{request.manager}-{'registry' if option.from_registry else 'index'}"
+    install, steps = render(FRAMEWORK, recipe, python=python_exe, packages=[package], index_url=index_url)
+    commands = tuple(commands) + tuple(install)
+    newest = "the newest release" if not request.version else f"the newest release matching {request.version}"
+    what = (f"with a {option.build} build the driver and every GPU can use" if option.gpu else "for the CPU")
+    reasons = [f"paddle {release.version} is {newest} with a wheel for Python {python or '?'} on {platform} {what}"]
+    if option.gpu and index_url:
+        reasons.append(f"paddlepaddle-gpu {option.build} comes from Paddle's own index {index_url} (--index-url: "
+                       f"that index also serves the NVIDIA wheels it needs)")
+    elif option.gpu:
+        reasons.append(f"the registry's paddlepaddle-gpu {release.version} wheel is the {option.build} build")
+    else:
+        reasons.append("paddlepaddle (the CPU build) from the registry")
+    if request.manager == "conda":
+        reasons.append("Paddle 3.x publishes no conda packages (its install pages list pip, docker and source): "
+                       "installing with pip inside the target environment")
+    if other in installed:
+        reasons.append(f"first removing {other}: CPU and GPU Paddle install the same module and must not be mixed")
+    reasons += option.notes
+    warnings = list(notes)
+    if option.gpu and not release.bundles_cuda:
+        build = matrix.build(option.build)
+        steps = tuple(steps) + render(FRAMEWORK, "system-cuda", version=release.version, build=option.build,
+                                      cuda=build.cuda, cudnn=build.cudnn)[1]
+    if option.gpu and not matrix.build(option.build).driver_linux:
+        warnings.append(f"Paddle states no driver minimum for {option.build}: the CUDA toolkit's own driver was "
+                        f"required (UNCONFIRMED)")
+    if option.gpu and not common.gpu_capabilities(facts):
+        warnings.append("could not tell the GPU's compute capability; kernels for it are not checked")
+    if facts.amd is not None and facts.amd.gpus and not option.gpu:
+        warnings.append("AMD GPUs: envdoctor plans no ROCm build of PaddlePaddle; this is the CPU build")
+    version_installed = installed.get("paddlepaddle-gpu") or installed.get("paddlepaddle")
+    warnings += common.target_env_warnings(facts)
+    warnings += common.hazard_warnings(matrix.hazards(), release.version, version_installed, facts, option.gpu)
+    replaces = tuple(f"{n} {installed[n]}" for n in ("paddlepaddle", "paddlepaddle-gpu") if n in installed)
+    return InstallPlan(
+        framework=FRAMEWORK, version=release.version, build=option.build, python=python, manager=request.manager,
+        index_url=index_url, commands=commands, reasons=tuple(reasons), rejected=_rejections(rejected_before),
+        warnings=tuple(warnings), replaces=replaces, steps=tuple(steps))
+
+
+def _rejections(options: list[Option]) -> tuple:
+    return common.dedupe_rejections((common.rejected(o.name, "; ".join(w for _, w in o.problems))
+                                     for o in options if o.problems), limit=15)
+
+
+def _nothing(request, python, judged, steps, notes) -> InstallPlan:
+    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=python, manager=request.manager,
+                       reasons=("no PaddlePaddle release fits this machine and request",),
+                       rejected=_rejections(judged), warnings=tuple(notes), steps=tuple(steps))
+
+
+def _fixes(judged: list[Option], facts, gpu_wanted: bool) -> list[str]:
+    if not judged:
+        return ["no PaddlePaddle release matches the requested version; see envdoctor matrix paddle"]
+    steps = []
+    python_problem = next((o for o in judged if any(k == "python" for k, _ in o.problems)), None)
+    if python_problem is not None and all(k == "python" for k, _ in python_problem.problems):
+        pythons = python_problem.release.pythons("linux_x86_64")
+        steps.append(f"use Python {pythons[0]}–{pythons[-1]} for {python_problem.name}")
+    driver_fix = _smallest_driver_fix(judged, facts)
+    if driver_fix is not None:
+        minimum, option = driver_fix
+        verb = "install a working NVIDIA driver" if common.driver_version(facts) is None else "update the NVIDIA driver to"
+        steps.append(f"{verb} ≥ {minimum} for {option.name}")
+    system_cuda = next((w for o in judged[:1] for k, w in o.problems if k == "other"), None)
+    if system_cuda is not None and all(k == "other" for k, _ in judged[0].problems):
+        steps.append(f"{judged[0].name} {system_cuda}")
+    if gpu_wanted:
+        steps.append("or install the CPU build: --cuda cpu")
+    return steps
+
+
+def _smallest_driver_fix(judged: list[Option], facts):
+    """(driver, option): among the newest release's options held back only by the driver, the one
+    needing the smallest driver update."""
+    os_name = common.driver_os(facts)
+    found = []
+    for option in judged:
+        if option.problems and {k for k, _ in option.problems} == {"driver"}:
+            if found and option.release.version != found[0][1].release.version:
+                break
+            minimum, _ = matrix.build(option.build).driver_minimum(os_name)
+            if minimum:
+                found.append((minimum, option))
+    return min(found, key=lambda f: drivers.version_tuple(f[0])) if found else None
+
+
+def _jetson_statement(facts, request, python) -> InstallPlan:
+    jetson = facts.jetson
+    jetpack = jetson.jetpack if jetson else None
+    if jetpack is None and jetson and jetson.l4t:
+        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
+    row = jetson_matrix.framework_source(jetpack, FRAMEWORK, jetson.soc if jetson else None)
+    note = f": {row.note}" if row is not None and row.note else ""
+    return _nothing(request, python, [], [
+        f"there is no PaddlePaddle GPU build for Jetson (JetPack {jetpack or 'unknown'}){note}",
+        "Paddle's GPU wheels are for Linux x86_64 and Windows; use --cuda cpu for the CPU build, or build "
+        "Paddle from source for this JetPack"], [])
+
+
+# --- the matrix view ------------------------------------------------------------------------------
+
+def candidates(facts, request: PlanRequest) -> list[Candidate]:
+    spec = common.version_spec(request.version)
+    want = wanted(request.cuda)
+    platform, python = common.target_platform(facts), common.target_python(facts)
+    if platform is None:
+        return []
+    ccs = common.unique(common.gpu_capabilities(facts))
+    nvidia = bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
+    out = []
+    for release in releases(spec):
+        builds = ([] if want == "cpu" else builds_to_try(release, want)) + ([] if want not in (None, "cpu") else ["cpu"])
+        for build in builds:
+            option = judge(Option(release, build), facts, platform, python, ccs)
+            if option.gpu and option.fits and not nvidia:
+                option.problems.append(("gpu", "no NVIDIA GPU on this machine"))
+            if option.gpu and common.is_jetson(facts):
+                option.problems.append(("platform", "no PaddlePaddle GPU build for Jetson"))
+            verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
+            pythons = release.gpu_pythons(build, platform) if option.gpu else release.pythons(platform)
+            out.append(Candidate(release.version, build, verdict, why, tuple(pythons)))
+    return out
