@@ -19,7 +19,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from rich.markup import escape
 
@@ -38,6 +38,32 @@ PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^=;\s]+)$")
 
 def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# --- 0. where the plan installs -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Target:
+    """Where the plan installs: the probed interpreter, or a conda environment the plan creates."""
+
+    python: tuple[str, ...]  # argv prefix that runs the environment's interpreter
+    new_conda_env: Optional[tuple[str, str]] = None  # ("--name", "torch") | ("--prefix", "/x") when created
+
+    @property
+    def describe(self) -> str:
+        if self.new_conda_env:
+            return f"a new conda environment {self.new_conda_env[1]}"
+        return self.python[0]
+
+
+def target_of(plan: InstallPlan, facts: Facts) -> Target:
+    for argv in plan.commands:
+        if Path(argv[0]).name in ("conda", "mamba", "micromamba") and "create" in argv[1:3]:
+            for flag, name in (("--name", "--name"), ("-n", "--name"), ("--prefix", "--prefix"), ("-p", "--prefix")):
+                if flag in argv and argv.index(flag) + 1 < len(argv):
+                    where = argv[argv.index(flag) + 1]
+                    return Target((argv[0], "run", name, where, "python"), (name, where))
+    return Target((facts.python.executable or "python",))
 
 
 # --- 1. refusals --------------------------------------------------------------------------------
@@ -254,8 +280,8 @@ def _is_python_installer(argv) -> bool:
     return "pip" in head and "install" in argv
 
 
-def installed_versions(python: str, names) -> Optional[dict[str, Optional[str]]]:
-    result = proc.run([python, "-c", METADATA_SCRIPT, *names], timeout=QUERY_TIMEOUT)
+def installed_versions(python: tuple[str, ...], names) -> Optional[dict[str, Optional[str]]]:
+    result = proc.run([*python, "-c", METADATA_SCRIPT, *names], timeout=QUERY_TIMEOUT)
     if not result.ok:
         return None
     try:
@@ -290,12 +316,12 @@ def expected_device(plan: InstallPlan) -> Optional[str]:
     return None
 
 
-def verify(con, plan: InstallPlan, python: str, facts: Facts) -> bool:
+def verify(con, plan: InstallPlan, python: tuple[str, ...], facts: Facts) -> bool:
     ok = _verify_versions(con, plan, python)
     return _verify_import(con, plan, python, facts) and ok
 
 
-def _verify_versions(con, plan: InstallPlan, python: str) -> bool:
+def _verify_versions(con, plan: InstallPlan, python: tuple[str, ...]) -> bool:
     pins = planned_pins(plan)
     if not pins:
         return True
@@ -314,9 +340,9 @@ def _verify_versions(con, plan: InstallPlan, python: str) -> bool:
     return ok
 
 
-def _verify_import(con, plan: InstallPlan, python: str, facts: Facts) -> bool:
+def _verify_import(con, plan: InstallPlan, python: tuple[str, ...], facts: Facts) -> bool:
     module = IMPORT_NAMES.get(plan.framework, plan.framework.replace("-", "_"))
-    result = proc.run([python, "-c", device_script(module)], timeout=IMPORT_TIMEOUT)
+    result = proc.run([*python, "-c", device_script(module)], timeout=IMPORT_TIMEOUT)
     if not result.ok:
         lines = (result.stderr or result.stdout).strip().splitlines()
         con.print(f"[red]✗ import {escape(module)} failed: {escape(lines[-1] if lines else result.describe_failure())}[/]")
@@ -353,29 +379,73 @@ def _check_device(con, plan: InstallPlan, facts: Facts, seen: dict) -> bool:
 def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, allow_system: bool = False,
              interactive: bool = False) -> int:
     """Run an InstallPlan for real; the exit code: 0 installed and verified, 1 failed."""
-    python = facts.python.executable
-    if not python:
-        raise UsageError("--run: the target interpreter is unknown")
-    reason = refusal(facts.python, allow_system)
-    if reason:
-        raise UsageError(reason)
-    if not confirmed(con, plan, python, assume_yes, interactive):
+    target = target_of(plan, facts)
+    if target.new_conda_env is None:
+        if not facts.python.executable:
+            raise UsageError("--run: the target interpreter is unknown")
+        reason = refusal(facts.python, allow_system)
+        if reason:
+            raise UsageError(reason)
+    if not confirmed(con, plan, target.describe, assume_yes, interactive):
         con.print("Nothing was run.")
         return 0
-    before = _record(con, plan, python, facts)
+    undo = _prepare_undo(con, plan, target, facts)
     for number, argv in enumerate(plan.commands, 1):
         con.print(f"\n[bold]\\[{number}/{len(plan.commands)}] $ {escape(_shell(argv))}[/]", soft_wrap=True)
         result = proc.run_streaming(argv, COMMAND_TIMEOUT, lambda line: con.print(f"[dim]  {escape(line)}[/]", soft_wrap=True))
         if not result.ok:
             _report_failure(con, result)
-            roll_back(con, before, python, plan.manager, plan)
+            undo()
             return 1
     con.print("\n[bold]Checking the result:[/]")
-    if not verify(con, plan, python, facts):
+    if not verify(con, plan, target.python, facts):
         con.print("[red]✗ installed, but the check failed (see above).[/]")
         return 1
     con.print(f"[bold green]✓ {escape(plan.framework)} {escape(plan.version or '')} ({escape(plan.build or '')}) is installed and works.[/]")
     return 0
+
+
+def _prepare_undo(con, plan: InstallPlan, target: Target, facts: Facts) -> Callable[[], bool]:
+    """Record what is needed to undo the plan; return the function that undoes it."""
+    if target.new_conda_env:
+        return _undo_new_conda_env(con, target)
+    python = target.python[0]
+    if plan.manager == "conda":
+        con.print("\nconda keeps a history of this environment: to undo by hand, "
+                  "[bold]conda list --revisions[/] then [bold]conda install --revision N[/]", soft_wrap=True)
+        return lambda: roll_back(con, Snapshot(source="facts"), python, "conda", plan)
+    before = _record(con, plan, python, facts)
+    return lambda: roll_back(con, before, python, plan.manager, plan)
+
+
+def _undo_new_conda_env(con, target: Target) -> Callable[[], bool]:
+    conda, _, flag, where, _ = target.python
+    listed = proc.run([conda, "env", "list", "--json"], timeout=QUERY_TIMEOUT)
+    existed = not listed.ok or any(Path(e).name == where or e == where
+                                   for e in _json_list(listed.stdout, "envs"))
+    remove = [conda, "env", "remove", "--yes", flag, where]
+    if existed:
+        con.print(f"\n[yellow]! the conda environment {escape(where)} may exist already; envdoctor will not remove it on failure.[/]")
+        return lambda: False
+    con.print(f"\nThe plan creates the conda environment {escape(where)}; on failure it is removed "
+              f"({escape(_shell(remove))}).", soft_wrap=True)
+
+    def undo() -> bool:
+        result = proc.run(remove, timeout=COMMAND_TIMEOUT)
+        ok = result.ok
+        con.print(f"[green]✓ removed the half-made environment {escape(where)}[/]" if ok else
+                  f"[red]✗ could not remove {escape(where)}: {escape(result.describe_failure())}[/]")
+        return ok
+
+    return undo
+
+
+def _json_list(text: str, key: str) -> list[str]:
+    try:
+        value = json.loads(text).get(key, [])
+    except (json.JSONDecodeError, AttributeError):
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def _record(con, plan: InstallPlan, python: str, facts: Facts) -> Snapshot:
@@ -384,9 +454,7 @@ def _record(con, plan: InstallPlan, python: str, facts: Facts) -> Snapshot:
     where = f"saved to {path}" if path else "kept in memory (the state directory is not writable)"
     partial = "" if before.complete else " (only the packages the probe saw: no installer could list the environment)"
     con.print(f"\nRecorded {len(before.packages)} installed package(s) before the change{partial}; {escape(where)}", soft_wrap=True)
-    if plan.manager == "conda":
-        con.print("  To restore by hand: [bold]conda list --revisions[/] then [bold]conda install --revision N[/]")
-    elif path:
+    if path:
         restore = [python, "-m", "pip", "install", "--no-deps", "-r", str(path)]
         if plan.manager == "uv":
             restore = ["uv", "pip", "install", "--python", python, "--no-deps", "-r", str(path)]

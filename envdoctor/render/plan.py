@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import subprocess
 
 from rich.markup import escape
 
@@ -17,9 +16,21 @@ def display_name(framework: str) -> str:
     return DISPLAY_NAMES.get(framework, framework)
 
 
+WINDOWS_SPECIAL = set(' \t<>|&^()%!;,="\'')
+
+
 def shell_command(argv, windows: bool = False) -> str:
-    """One command as it is typed: POSIX shell quoting, or cmd.exe quoting for a Windows target."""
-    return subprocess.list2cmdline(list(argv)) if windows else shlex.join(argv)
+    """One command as it is typed: POSIX shell quoting, or, for a Windows target, double quotes
+    around any argument that cmd.exe or PowerShell would split or treat as an operator (< > | &)."""
+    if not windows:
+        return shlex.join(argv)
+    return " ".join(_windows_quote(a) for a in argv)
+
+
+def _windows_quote(arg: str) -> str:
+    if arg and not (set(arg) & WINDOWS_SPECIAL):
+        return arg
+    return '"' + arg.replace('"', '\\"') + '"'
 
 
 def is_windows(facts: Facts) -> bool:
