@@ -184,7 +184,8 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
         # No Metal build for this Python: the CPU build, and how to get the GPU.
         fallback = _choose_cpu(facts, request, platform, python, spec)
         if fallback.ok:
-            why = next((w for o in judged for _, w in o.problems), "no tensorflow-metal build fits")
+            problems = [(k, w) for o in judged for k, w in o.problems]
+            why = next((w for k, w in problems if k == "python"), problems[0][1] if problems else "none fits")
             return _with(fallback, warnings=(f"no Metal (GPU) build fits: {why}; this is the CPU build",) + fallback.warnings,
                          rejected=_rejections(judged) + fallback.rejected)
     forced = _forced_old_gpu(judged, want, spec)
@@ -294,7 +295,7 @@ def _plan(facts, request, platform, python, option: Option, rejected_before: lis
     if conflicting:
         reasons.append(f"first removing {', '.join(conflicting)}: another distribution of the same "
                        f"tensorflow module would shadow the new one")
-    reasons += option.notes
+    reasons += option.notes + _driver_hint(rejected_before, facts)
     warnings = [n.split(":", 1)[1] for n in notes if n.startswith("warning:")]
     steps = tuple(steps) + tuple(n.split(":", 1)[1] for n in notes if n.startswith("step:"))
     if option.gpu and platform == "linux_x86_64" and not release.and_cuda:
@@ -321,6 +322,15 @@ def _plan(facts, request, platform, python, option: Option, rejected_before: lis
         manager=request.manager, index_url=None, commands=commands, reasons=tuple(reasons),
         rejected=_rejections(rejected_before), warnings=tuple(warnings), replaces=_replaces(facts),
         steps=steps)
+
+
+def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
+    """'with an NVIDIA driver ≥ X you could install …' when only the driver held a newer release back."""
+    for option in rejected_before:
+        if option.gpu and {k for k, _ in option.problems} == {"driver"}:
+            minimum = common.drivers.wheel_min_driver(option.release.cuda, common.driver_os(facts))
+            return [f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"]
+    return []
 
 
 def _rejections(options: list[Option]) -> tuple:

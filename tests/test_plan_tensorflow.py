@@ -1,0 +1,181 @@
+"""The TensorFlow planner on recorded machines (tests/fixtures/machines/*.json)."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from envdoctor.errors import UsageError
+from envdoctor.facts import load_facts
+from envdoctor.plan import PlanRequest, evaluate_all, make_plan
+
+MACHINES = Path(__file__).parent / "fixtures" / "machines"
+
+
+def facts_of(machine, **packages):
+    facts = load_facts(MACHINES / f"{machine}.json")
+    if packages:
+        merged = {**facts.python.packages, **{k.replace("_", "-"): v for k, v in packages.items()}}
+        facts = dataclasses.replace(facts, python=dataclasses.replace(facts.python, packages=merged))
+    return facts
+
+
+def plan(machine, facts=None, **request):
+    return make_plan(facts or facts_of(machine), PlanRequest("tensorflow", **request))
+
+
+def assert_well_formed(p, python):
+    assert p.ok and p.commands
+    for argv in p.commands:
+        assert all(isinstance(t, str) and t for t in argv), argv
+        if p.manager in ("pip", "conda"):
+            assert argv[:3] == (python, "-m", "pip") and argv[3] in ("install", "uninstall")
+        else:
+            assert argv[:3] == ("uv", "pip", argv[2]) and argv[2] in ("install", "uninstall")
+            assert argv[argv.index("--python") + 1] == python
+        assert "--index-url" not in argv  # TensorFlow lives on the registry
+        for token in argv[4:]:
+            if not token.startswith("-") and not token.startswith(("http", python)):
+                Requirement(token)
+    install = p.commands[-1]
+    assert any(t.startswith("tensorflow") and f"=={p.version}" in t for t in install)
+
+
+CASES = [
+    # machine, version, build, the requirement installed
+    ("rtx5090-r570", "2.21.0", "cu125", "tensorflow[and-cuda]==2.21.0"),
+    ("gtx1080-current", "2.21.0", "cu125", "tensorflow[and-cuda]==2.21.0"),
+    ("t4-r550-py310", "2.21.0", "cu125", "tensorflow[and-cuda]==2.21.0"),
+    ("a100-current", "2.21.0", "cu125", "tensorflow[and-cuda]==2.21.0"),
+    ("wsl2", "2.21.0", "cu125", "tensorflow[and-cuda]==2.21.0"),
+    ("gh200", "2.21.0", "cpu", "tensorflow==2.21.0"),
+    ("windows-tf", "2.21.0", "cpu", "tensorflow==2.21.0"),
+    ("apple-silicon", "2.18.1", "metal", "tensorflow==2.18.1"),
+    ("macos-rosetta", "2.16.2", "cpu", "tensorflow==2.16.2"),
+    ("cpu-only", "2.21.0", "cpu", "tensorflow==2.21.0"),
+    ("amd-mi300", "2.21.0", "cpu", "tensorflow==2.21.0"),
+]
+
+
+@pytest.mark.parametrize("machine, version, build, requirement", CASES)
+@pytest.mark.parametrize("manager", ["pip", "uv", "conda"])
+def test_plans_on_recorded_machines(machine, version, build, requirement, manager):
+    facts = facts_of(machine)
+    p = plan(machine, facts, manager=manager)
+    assert (p.version, p.build, p.manager) == (version, build, manager)
+    assert_well_formed(p, facts.python.executable)
+    assert requirement in p.commands[-1]
+    assert p.reasons and p.reasons[0].startswith(f"tensorflow {version} is the newest release")
+
+
+def test_gpu_plan_explains_driver_and_kernels():
+    p = plan("rtx5090-r570")
+    assert any("driver 570.124.04 ≥ 525.60.13" in r for r in p.reasons)
+    assert any("compute_90 PTX" in r and "sm_120" in r for r in p.reasons)
+    assert any("nvidia-cudnn-cu12" in r for r in p.reasons)
+
+
+def test_apple_silicon_gets_metal_and_says_why_newer_ones_were_rejected():
+    p = plan("apple-silicon")
+    assert p.commands[-1][-2:] == ("tensorflow==2.18.1", "tensorflow-metal==1.2.0")
+    rejected = {r.candidate: r.why for r in p.rejected}
+    assert "no tensorflow-metal release is documented" in rejected["tensorflow 2.21.0 metal"]
+    cpu = plan("apple-silicon", cuda="cpu")
+    assert (cpu.version, cpu.build) == ("2.21.0", "cpu") and "tensorflow-metal" not in " ".join(cpu.commands[-1])
+
+
+def test_metal_without_a_wheel_for_this_python_falls_back_to_the_cpu_build():
+    facts = facts_of("apple-silicon")
+    facts = dataclasses.replace(facts, python=dataclasses.replace(facts.python, version="3.13.1"))
+    p = plan("apple-silicon", facts)
+    assert (p.version, p.build) == ("2.21.0", "cpu")
+    assert any("no Metal (GPU) build fits" in w and "Python 3.13" in w for w in p.warnings)
+
+
+def test_native_windows_gpu_gets_the_cpu_build_wsl2_and_the_2_10_limit():
+    p = plan("windows-tf")
+    assert any("no CUDA build for native Windows since 2.11" in w for w in p.warnings)
+    assert any("WSL2" in s and "tensorflow[and-cuda]" in s for s in p.steps)
+    assert any("2.10.1" in s and "tensorflow<2.11" in s for s in p.steps)
+    assert any("needs Python 3.7–3.10; this interpreter is 3.11" in w for w in p.warnings)
+    # tensorflow-intel held the 2.15 install; the 2.21 Windows wheel is complete: it goes first.
+    assert p.commands[0][-1] == "tensorflow-intel" and "uninstall" in p.commands[0]
+    assert set(p.replaces) == {"tensorflow 2.15.0", "tensorflow-intel 2.15.0"}
+    assert any("Keras 3" in w for w in p.warnings) and any("tf.estimator" in w for w in p.warnings)
+
+
+def test_native_windows_2_10_asked_for_by_version_needs_its_python():
+    p = plan("windows-tf", version="2.10")
+    assert p.version is None and not p.commands
+    assert "use Python 3.7–3.10 for tensorflow 2.10.1 cu112" in p.steps
+
+
+def test_old_release_without_and_cuda_needs_cuda_by_hand():
+    p = plan("t4-r550-py310", version="2.13")
+    assert (p.version, p.build) == ("2.13.1", "cu118")
+    assert p.commands[-1][-1] == "tensorflow==2.13.1"
+    assert any("install CUDA 11.8 and cuDNN 8.6" in s for s in p.steps)
+
+
+def with_driver(machine, driver, cuda):
+    facts = facts_of(machine)
+    return dataclasses.replace(facts, nvidia=dataclasses.replace(facts.nvidia, driver_version=driver, driver_cuda=cuda))
+
+
+def test_an_r470_driver_gets_the_last_cuda_11_release():
+    p = plan("t4-r550-py310", with_driver("t4-r550-py310", "470.82.01", "11.4"))
+    assert (p.version, p.build) == ("2.14.1", "cu118")
+    assert p.commands[-1][-1] == "tensorflow[and-cuda]==2.14.1"
+    assert "with an NVIDIA driver ≥ 525.60.13 you could install tensorflow 2.21.0 cu125" in p.reasons
+    assert p.rejected[0].why == "needs driver ≥ 525.60.13, you have 470.82.01"
+
+
+def test_driver_too_old_for_every_release_says_what_to_change():
+    p = plan("t4-r550-py310", with_driver("t4-r550-py310", "418.67", "10.1"))
+    assert p.version is None and not p.commands
+    assert "update the NVIDIA driver to ≥ 525.60.13 for tensorflow 2.21.0 cu125" in p.steps
+    assert "or install the CPU build: --cuda cpu" in p.steps
+    assert any("needs driver ≥ 525.60.13" in r.why for r in p.rejected)
+
+
+def test_jetson_gets_nvidias_jetpack_wheel():
+    p = plan("jetson-orin-jp62")
+    assert (p.version, p.build) == ("2.16.1+nv24.08", "jp6-cu126")
+    assert p.commands[-1] == ("/usr/bin/python3", "-m", "pip", "install", "--extra-index-url",
+                              "https://developer.download.nvidia.com/compute/redist/jp/v61", "tensorflow==2.16.1+nv24.08")
+    assert any("apt-get install" in s for s in p.steps)
+    old = plan("jetson-orin-jp51")
+    assert (old.version, old.build) == ("2.12.0+nv23.06", "jp5-cu114")
+
+
+def test_jetson_without_a_build_says_so_plainly():
+    p = plan("jetson-thor")
+    assert p.version is None and not p.commands
+    assert p.steps[0].startswith("there is no TensorFlow GPU build for JetPack 7.0")
+    cpu = plan("jetson-thor", cuda="cpu")
+    assert (cpu.version, cpu.build) == ("2.21.0", "cpu")
+
+
+def test_replaces_tensorflow_cpu_and_warns_about_numpy2_on_old_tf():
+    facts = facts_of("cpu-only", tensorflow_cpu="2.15.0", numpy="2.1.3")
+    p = plan("cpu-only", facts)
+    assert p.commands[0] == (facts.python.executable, "-m", "pip", "uninstall", "--yes", "tensorflow-cpu")
+    assert "tensorflow-cpu 2.15.0" in p.replaces
+    old = plan("cpu-only", facts, version="2.17")
+    assert any("NumPy 1.x" in w for w in old.warnings)
+    assert not any("NumPy 1.x" in w for w in p.warnings)
+
+
+def test_bad_cuda_value_is_a_usage_error():
+    with pytest.raises(UsageError):
+        plan("a100-current", cuda="rocm6.4")
+
+
+def test_candidates_agree_with_the_plan():
+    facts = facts_of("rtx5090-r570")
+    cands = evaluate_all(facts, PlanRequest("tensorflow"))
+    fitting = [c for c in cands if c.fits and c.build.startswith("cu")]
+    assert (fitting[0].version, fitting[0].build) == ("2.21.0", "cu125")
+    mac = evaluate_all(facts_of("apple-silicon"), PlanRequest("tensorflow"))
+    assert next(c for c in mac if c.build == "metal" and c.fits).version == "2.18.1"
