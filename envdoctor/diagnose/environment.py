@@ -127,9 +127,23 @@ def _cuda_entries(ld: str, facts: Facts) -> list[str]:
             other_major = toolkits[root] and pip_major and toolkits[root].split(".")[0] != pip_major
             if not other_major:  # same CUDA major: same sonames (libcudart.so.12...), so the loader can mix them
                 found.append(entry)
-        elif entry in cudnn_dirs or _CUDA_DIR.search(entry):
+        elif entry in cudnn_dirs:
+            found.append(entry)
+        elif _CUDA_DIR.search(entry) and not _other_major(entry, facts, pip_major):
             found.append(entry)
     return found
+
+
+def _other_major(entry: str, facts: Facts, pip_major: str) -> bool:
+    """Whether a CUDA directory belongs to another CUDA major than the pip libraries (other sonames)."""
+    named = re.search(r"cuda-(\d+)", entry)
+    if named:
+        major = named.group(1)
+    elif re.match(r"/usr/local/cuda(/|$)", entry) and facts.cuda_toolkit and facts.cuda_toolkit.version:
+        major = facts.cuda_toolkit.version.split(".")[0]  # the /usr/local/cuda symlink: the active toolkit
+    else:
+        return False
+    return bool(pip_major) and major != pip_major
 
 
 def _cudnn_conflict(entries: list[str], facts: Facts) -> Optional[str]:

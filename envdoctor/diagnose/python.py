@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from packaging.specifiers import SpecifierSet
-
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import FRAMEWORK_DISTS, FRAMEWORK_NAMES, package, plan_fix, public
 from envdoctor.diagnose.frameworks import platform_key
@@ -31,6 +29,7 @@ def numpy_abi_mismatch(facts: Facts) -> Iterable[Finding]:
     have = public(numpy)
     if have is None:
         return
+    from packaging.specifiers import SpecifierSet  # only when there is a NumPy to judge
     for framework, dists in FRAMEWORK_DISTS.items():
         dist = next((d for d in dists if package(facts, d)), None)
         if dist is None:

@@ -1,0 +1,152 @@
+"""Error signatures (matrices/signatures.toml) on real error texts copied from public issues
+(tests/fixtures/logs/, each file names its issue), and the judging of a match on a machine."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from envdoctor.explain import clean, explain, find, parse_signatures, signatures
+from envdoctor.facts import load_facts
+from envdoctor.matrix.loader import MatrixError, load
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LOGS = sorted((FIXTURES / "logs").glob("*.log"))
+MACHINES = FIXTURES / "machines"
+REQUIRED = [  # the texts issue 4 lists; each must be recognised by some signature
+    "no kernel image is available for execution on the device",
+    "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
+    "The NVIDIA driver on your system is too old (found version 11040).",
+    "CUDA driver version is insufficient for CUDA runtime version",
+    "Found no NVIDIA driver on your system.",
+    "AssertionError: Torch not compiled with CUDA enabled",
+    "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+    "Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file",
+    "Cannot dlopen some GPU libraries.",
+    "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.3.0.",
+    "CUDA backend failed to initialize: Unable to load cuDNN.",
+    "JAX plugin jax_cuda12_plugin version 0.9.2 is installed, but it is not compatible with the installed jaxlib version 0.9.0.1",
+    "Illegal instruction (core dumped)",
+    "ImportError: DLL load failed while importing _pywrap_tensorflow_internal: The specified module could not be found.",
+    "ERROR: No matching distribution found for tensorflow",
+    "RuntimeError: operator torchvision::nms does not exist",
+    "OSError: libtorchaudio.so: undefined symbol: _ZN3c10",
+    "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.",
+    "_pickle.UnpicklingError: Weights only load failed.",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+    "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.",
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+    "Failed to initialize NVML: Driver/library version mismatch",
+    "CUDA error: the provided PTX was compiled with an unsupported toolchain.",
+    "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
+    "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8",
+    "You are using GPU version PaddlePaddle, but there is no GPU detected on your machine.",
+]
+
+
+def header(path: Path) -> dict:
+    return dict(re.findall(r"^# (\w+): (.*)$", path.read_text(encoding="utf-8"), re.M))
+
+
+def test_signature_file_is_valid_and_every_row_has_provenance():
+    sigs = signatures()
+    assert len(sigs) >= 27
+    load("signatures")  # the loader refuses rows without source/checked
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_every_log_names_its_public_source_and_is_recognised(log):
+    source = header(log).get("source", "")
+    assert source.startswith("https://github.com/")
+    assert find(log.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("sig", signatures(), ids=lambda s: s.id)
+def test_every_signature_is_tested_on_the_real_text_of_its_source(sig):
+    logs = [p for p in LOGS if header(p).get("source") == sig.source]
+    assert logs, f"no fixture log copied from {sig.source}"
+    assert any(m.signature.id == sig.id for p in logs for m in find(p.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("text", REQUIRED)
+def test_the_texts_the_issue_lists_are_recognised(text):
+    assert find(text)
+
+
+@pytest.mark.parametrize("text", ["", "Training finished, loss=0.012", "UserWarning: TypedStorage is deprecated",
+                                  "CUDA available: True; 1 GPU(s)", "Successfully installed torch-2.6.0"])
+def test_ordinary_text_matches_nothing(text):
+    assert find(text) == []
+
+
+def test_ansi_colours_and_carriage_returns_are_removed():
+    text = "\x1b[31mRuntimeError: CUDA error: no kernel \x1b[1mimage\x1b[0m is available for execution on the device\x1b[0m\r\n"
+    assert clean(text) == "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    (match,) = find(text)
+    assert match.signature.id == "no-kernel-image" and "\x1b" not in match.excerpt
+
+
+def test_windows_paths_are_fine():
+    text = (FIXTURES / "logs" / "torch-fbgemm-dll.log").read_text(encoding="utf-8")
+    (match,) = find(text)
+    assert match.groups["dll"] == "fbgemm.dll"
+    assert "D:\\ai-toolkit" in match.excerpt
+
+
+def test_matches_come_in_text_order_and_groups_fill_the_cause():
+    (first, second) = find((FIXTURES / "logs" / "tf-cannot-dlopen.log").read_text(encoding="utf-8"))
+    assert (first.signature.id, second.signature.id) == ("tf-could-not-load-dynamic-library", "tf-cannot-dlopen-gpu-libraries")
+    assert "libcusolver.so.11" in first.cause
+
+
+def test_the_buried_cause_of_a_long_noisy_log_is_found():
+    text = (FIXTURES / "logs" / "long-noisy-training.log").read_text(encoding="utf-8")
+    assert len(text.splitlines()) > 400
+    (match,) = find(text)
+    assert match.signature.id == "sm-not-compatible" and match.groups["sm"] == "sm_120"
+
+
+def test_a_machine_that_shows_the_cause_confirms_it_and_gives_its_fix():
+    text = (FIXTURES / "logs" / "driver-too-old-found-version.log").read_text(encoding="utf-8")
+    result = explain(text, load_facts(MACHINES / "diag-driver-old.json"))
+    (item,) = result.matches
+    assert item.code == "driver-too-old" and item.confirmed is not None
+    assert item.fix == item.confirmed.fix
+    assert [f.code for f in result.findings] == ["driver-too-old"]
+
+
+def test_the_first_confirmed_code_wins():
+    text = "RuntimeError: Found no NVIDIA driver on your system."
+    assert explain(text, load_facts(MACHINES / "diag-nvml-mismatch.json")).matches[0].code == "driver-library-mismatch"
+    assert explain(text, load_facts(MACHINES / "diag-cpu-box.json")).matches[0].code == "no-gpu-platform"
+
+
+def test_an_unconfirmed_cause_keeps_the_generic_fix_and_claims_nothing_about_the_machine():
+    text = (FIXTURES / "logs" / "cuda-out-of-memory.log").read_text(encoding="utf-8")
+    (item,) = explain(text, load_facts(MACHINES / "diag-clean-rtx4090.json")).matches
+    assert item.code == "cuda-out-of-memory" and item.confirmed is None
+    assert "expandable_segments" in item.fix[-1]
+
+
+def test_reinstall_signatures_add_this_machines_install_command():
+    text = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    (item,) = explain(text, load_facts(MACHINES / "rtx5090-r570.json")).matches
+    commands = [f for f in item.fix if isinstance(f, tuple)]
+    assert commands and "torch" in " ".join(commands[0])
+
+
+@pytest.mark.parametrize("row, problem", [
+    ({"id": "x", "framework": "cuda", "pattern": "(", "codes": ["a"], "cause": "c", "fix": "f"}, "bad pattern"),
+    ({"id": "x", "framework": "cuda", "pattern": "a", "codes": [], "cause": "c", "fix": "f"}, "codes"),
+    ({"id": "x", "framework": "cuda", "pattern": "a", "codes": ["Not Kebab"], "cause": "c", "fix": "f"}, "codes"),
+    ({"id": "x", "framework": "cuda", "pattern": "a", "codes": ["a"], "fix": "f"}, "cause"),
+])
+def test_broken_signature_rows_are_refused(row, problem):
+    with pytest.raises(MatrixError, match=problem):
+        parse_signatures({"signature": [dict(row, source="s", checked="2026-11-29")]})
+
+
+def test_duplicate_ids_are_refused():
+    row = {"id": "x", "framework": "cuda", "pattern": "a", "codes": ["a"], "cause": "c", "fix": "f", "source": "s"}
+    with pytest.raises(MatrixError, match="duplicate"):
+        parse_signatures({"signature": [row, row]})

@@ -1,0 +1,73 @@
+"""`envdoctor explain` end to end: the real CLI in a subprocess, on real logs and recorded machines."""
+
+import json
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LOGS = FIXTURES / "logs"
+MACHINES = FIXTURES / "machines"
+
+
+def facts(name):
+    return str(MACHINES / f"{name}.json")
+
+
+def test_text_argument_with_a_confirming_machine(cli):
+    r = cli("explain", "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+            "--facts", facts("diag-driver-old"), env={"NO_COLOR": "1"})
+    assert r.returncode == 1, r.stderr
+    assert "[driver-too-old]" in r.stdout and "525.60.13" in r.stdout and "470.182.03" in r.stdout
+    assert "$ " in r.stdout  # this machine's command, from the planner
+
+
+def test_file_json_shape(cli):
+    r = cli("explain", "--file", str(LOGS / "torchvision-nms.log"), "--facts", facts("diag-companion-version"), "--json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    (match,) = doc["matches"]
+    assert {"code", "signature", "excerpt", "cause", "fix"} <= set(match)
+    assert match["code"] == "companion-mismatch" and match["signature"] == "torchvision-nms-missing"
+    assert "operator torchvision::nms does not exist" in match["excerpt"]
+    assert doc["findings"] and doc["findings"][0]["code"] == "companion-mismatch"
+
+
+def test_stdin_with_the_long_noisy_log(cli):
+    text = (LOGS / "long-noisy-training.log").read_text(encoding="utf-8")
+    r = cli("explain", "-", "--facts", facts("rtx5090-r570"), "--json", input_text=text)
+    assert r.returncode == 1, r.stderr
+    (match,) = json.loads(r.stdout)["matches"]
+    assert match["signature"] == "sm-not-compatible" and match["code"] == "gpu-arch-unsupported"
+    assert "\x1b" not in match["excerpt"] and "sm_120" in match["excerpt"]
+
+
+def test_real_logs_of_each_framework_through_the_cli(cli):
+    for name in ("jax-plugin-mismatch", "tf-msvcp140", "paddle-cannot-load-cudnn"):
+        log = LOGS / f"{name}.log"
+        r = cli("explain", "--file", str(log), "--facts", facts("diag-clean-rtx4090"), "--json")
+        assert r.returncode == 1, (log.name, r.stderr)
+        assert json.loads(r.stdout)["matches"], log.name
+
+
+def test_unknown_text_says_so_and_suggests_check(cli):
+    r = cli("explain", "segmentation of the images finished in 3.2 s", "--facts", facts("diag-clean-rtx4090"),
+            env={"NO_COLOR": "1"})
+    assert r.returncode == 0
+    assert "No known error signature" in r.stdout and "envdoctor check" in r.stdout
+    r = cli("explain", "nothing to see", "--facts", facts("diag-clean-rtx4090"), "--json")
+    assert json.loads(r.stdout) == {"matches": [], "findings": [], "other_problems": 0}
+
+
+def test_usage_errors_exit_2_with_one_line(cli, tmp_path):
+    for args in (("explain",), ("explain", "x", "--file", str(LOGS / "no-kernel-image.log")),
+                 ("explain", "--file", str(tmp_path / "missing.log")),
+                 ("explain", "x", "--facts", str(tmp_path / "missing.json"))):
+        r = cli(*args)
+        assert r.returncode == 2, args
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith("envdoctor: error:"), r.stderr
+
+
+def test_probes_this_machine_without_facts(cli):
+    r = cli("explain", "Torch not compiled with CUDA enabled", "--json")
+    assert r.returncode == 1, r.stderr
+    (match,) = json.loads(r.stdout)["matches"]
+    assert match["code"] in ("cpu-only-build", "no-gpu-platform", "jetson-wrong-wheel", "rosetta-python")
