@@ -30,7 +30,7 @@ def plan_json(*args):
     return json.loads(result.stdout), result.returncode
 
 
-@pytest.mark.parametrize("framework", ["pytorch"])
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "jax", "paddle"])
 def test_every_recorded_machine_gets_a_well_formed_plan(framework):
     """In-process over every recorded machine (the CLI path is covered below)."""
     for path in sorted(MACHINES.glob("*.json")):
@@ -79,10 +79,21 @@ def test_windows_commands_are_quoted_for_windows_shells():
     assert shell_command(["x", "torchvision>=0.29.1,<0.30"], windows=True) == 'x "torchvision>=0.29.1,<0.30"'
 
 
-def test_aliases_give_the_same_plan():
-    torch, _ = plan_json("torch", "--facts", machine("a100-current"))
-    pytorch, _ = plan_json("PyTorch", "--facts", machine("a100-current"))
-    assert torch == pytorch
+@pytest.mark.parametrize("alias, name", [("torch", "PyTorch"), ("tf", "tensorflow"), ("paddlepaddle", "paddle")])
+def test_aliases_give_the_same_plan(alias, name):
+    assert plan_json(alias, "--facts", machine("a100-current")) == plan_json(name, "--facts", machine("a100-current"))
+
+
+@pytest.mark.parametrize("framework, name, build", [
+    ("tensorflow", "rtx5090-r570", "cu125"),  # tensorflow[and-cuda] on Linux with a GPU
+    ("tensorflow", "apple-silicon", "metal"),
+    ("jax", "a100-current", "cuda13"),  # driver 580 runs the CUDA 13 plugin
+    ("paddle", "t4-r550-py310", "cu126"),  # R550 cannot run cu129/cu130
+])
+def test_other_frameworks_end_to_end(framework, name, build):
+    plan, code = plan_json(framework, "--facts", machine(name))
+    assert code == 0 and plan["framework"] == framework and plan["build"] == build
+    assert plan["commands"] and plan["reasons"]
 
 
 def test_nothing_fits_exits_1_and_says_what_to_change():

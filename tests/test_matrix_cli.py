@@ -56,6 +56,16 @@ def test_the_chosen_cell_is_the_install_plan(name):
     assert {c["verdict"] for c in doc["candidates"]} <= set(VERDICTS)
 
 
+@pytest.mark.parametrize("framework, name", [("tensorflow", "t4-r550-py310"), ("jax", "a100-current"),
+                                             ("paddle", "t4-r550-py310"), ("tensorflow", "apple-silicon")])
+def test_every_framework_has_a_table_that_agrees_with_its_plan(framework, name):
+    doc = matrix_json(framework, name)
+    plan = install_json(framework, name)
+    assert doc["chosen"] == {"version": plan["version"], "build": plan["build"]}
+    table = cells(run_cli("matrix", framework, "--facts", machine(name)).stdout)
+    assert table[plan["version"]][plan["build"]] == "★"
+
+
 def test_console_table_marks_this_machine():
     result = run_cli("matrix", "pytorch", "--facts", machine("rtx5090-r570"))
     assert result.returncode == 0
@@ -112,3 +122,4 @@ def test_hidden_columns_and_python_span():
     assert hidden == ["rocm6.4"] and [c.build for c in drawn] == ["cu128"]
     assert shown(cands, show_all=True) == (cands, [])
     assert python_span(("3.10", "3.14", "3.9")) == "3.9–3.14"
+    assert python_span(("3.13t", "3.11", "3.13", "3.14t")) == "3.11–3.13"

@@ -61,9 +61,11 @@ def releases(candidates: list[Candidate]) -> list[str]:
 
 
 def python_span(pythons) -> str:
-    if not pythons:
+    """'3.10–3.14' from the Python versions with a wheel (free-threaded builds like 3.14t left out)."""
+    regular = {v for v in pythons if re.fullmatch(r"\d+\.\d+", v)}
+    if not regular:
         return ""
-    ordered = sorted(set(pythons), key=lambda v: tuple(int(x) for x in v.split(".")[:2] if x.isdigit()))
+    ordered = sorted(regular, key=lambda v: tuple(int(x) for x in v.split(".")))
     return ordered[0] if len(ordered) == 1 else f"{ordered[0]}–{ordered[-1]}"
 
 
@@ -81,11 +83,14 @@ def machine_line(facts: Facts) -> str:
     elif facts.nvidia and facts.nvidia.driver_version:
         cuda = f" (CUDA {facts.nvidia.driver_cuda})" if facts.nvidia.driver_cuda else ""
         parts.append(f"driver {facts.nvidia.driver_version}{cuda}")
-    for gpu in facts.gpus:
-        sm = f" sm_{gpu.compute_capability.replace('.', '')}" if gpu.compute_capability else ""
-        parts.append(f"{gpu.name or 'GPU'}{sm}")
+    gpus = [f"{g.name or 'GPU'}" + (f" sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else "")
+            for g in facts.gpus]
     if facts.amd and facts.amd.gpus:
-        parts.append(f"ROCm {facts.amd.rocm_version or '?'}, {facts.amd.gpus[0].name or facts.amd.gpus[0].gfx}")
+        parts.append(f"ROCm {facts.amd.rocm_version or '?'}")
+        gpus += [f"{g.name or 'GPU'}" + (f" {g.gfx}" if g.gfx else "") for g in facts.amd.gpus]
+    for gpu in dict.fromkeys(gpus):  # one entry per kind: "2× NVIDIA A100-SXM4-80GB sm_80"
+        count = gpus.count(gpu)
+        parts.append(f"{count}× {gpu}" if count > 1 else gpu)
     if not facts.gpus and not facts.amd and not facts.jetson:
         parts.append("no GPU")
     return ", ".join(parts)
