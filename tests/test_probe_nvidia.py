@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -296,3 +297,43 @@ def test_real_machine_probe_does_not_raise():
     ctx = ProbeContext(python=sys.executable)
     nvidia.probe(ctx)
     assert all(e.probe in ("nvidia-smi", "nvml") for e in ctx.errors)
+
+
+def test_nvml_worker_logic_with_a_stand_in_library(monkeypatch):
+    """The worker's use of the nvidia-ml-py API (libnvidia-ml itself cannot run on a machine without a GPU)."""
+    import types
+
+    sys.path.insert(0, str(nvidia.WORKER.parent))
+    try:
+        import nvml_worker
+    finally:
+        sys.path.pop(0)
+
+    class NVMLError(Exception):
+        pass
+
+    class GpuIsLost(NVMLError):
+        def __str__(self):
+            return "GPU is lost"
+
+    fake = types.SimpleNamespace(
+        NVMLError=NVMLError,
+        nvmlInit=lambda: None, nvmlShutdown=lambda: None,
+        nvmlSystemGetDriverVersion=lambda: b"570.124.04",  # old bindings return bytes
+        nvmlSystemGetCudaDriverVersion=lambda: 12080,
+        nvmlDeviceGetCount=lambda: 2,
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetName=lambda h: "NVIDIA GeForce RTX 5090",
+        nvmlDeviceGetCudaComputeCapability=lambda h: (12, 0),
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(total=32607 * 1024 * 1024),
+        nvmlDeviceGetUUID=lambda h: f"GPU-{h}",
+        nvmlDeviceGetPciInfo=lambda h: (_ for _ in ()).throw(GpuIsLost()) if h == 1 else types.SimpleNamespace(busId="00000000:01:00.0"),
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    out = nvml_worker.main()
+    assert out["driver_version"] == "570.124.04" and out["cuda_driver_version"] == 12080
+    assert out["gpus"][0] == {"index": 0, "name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0",
+                              "memory_total_mib": 32607, "uuid": "GPU-0", "pci_bus_id": "00000000:01:00.0"}
+    assert "pci_bus_id" not in out["gpus"][1] and out["errors"] == ["GPU 1 pci_bus_id: GPU is lost"]
+    seen = nvidia.nvml_seen(context(Path("/nonexistent")), out)
+    assert [g.memory_total_mib for g in seen.gpus] == [32607, 32607] and seen.cuda == "12.8"
