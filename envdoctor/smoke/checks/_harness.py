@@ -41,7 +41,7 @@ class Context:
         self.framework = framework
         self.device_request = device_request  # auto | cpu | cuda
         self.steps = steps
-        self.device = "cpu"  # what the check ran on; the check sets it
+        self.device = None  # what the check ran on; the check sets it once it knows
         self.details = {}
         self.import_seconds = None
 

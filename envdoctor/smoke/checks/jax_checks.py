@@ -35,7 +35,7 @@ def _jax(ctx):
     ctx.details["backend"] = jax.default_backend()
     ctx.want_gpu(len(gpus))
     device = gpus[0] if gpus and ctx.device_request != "cpu" else jax.devices("cpu")[0]
-    ctx.device = "{}:{}".format("cuda" if device.platform == "gpu" else device.platform, device.id)
+    ctx.device = "cuda:{}".format(device.id) if device.platform == "gpu" else device.platform
     return jax, device
 
 
@@ -141,9 +141,10 @@ def devices(ctx):
             entry["memory_mib"] = None
         gpus.append(entry)
     ctx.device = "cuda" if gpus else jax.default_backend()
+    plugin = _cuda_plugin()
     return {"backend": jax.default_backend(), "gpus": gpus, "gpu_count": len(gpus),
             "platforms": sorted({d.platform for d in all_devices}),
-            "cuda_plugin": _cuda_plugin()}
+            "cuda_plugin": plugin, "cuda_build": bool(plugin or gpus)}
 
 
 def _cuda_plugin():

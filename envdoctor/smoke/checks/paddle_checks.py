@@ -22,8 +22,8 @@ def _paddle(ctx):
     ctx.details["cuda_build"] = bool(paddle.device.is_compiled_with_cuda())
     gpus = paddle.device.cuda.device_count() if ctx.details["cuda_build"] else 0
     use_gpu = ctx.want_gpu(gpus)
-    ctx.device = "gpu:0" if use_gpu else "cpu"
-    paddle.set_device(ctx.device)
+    ctx.device = "cuda:0" if use_gpu else "cpu"
+    paddle.set_device("gpu:0" if use_gpu else "cpu")
     return paddle
 
 
@@ -135,7 +135,7 @@ def repro(ctx):
         return losses, param_digest(model)
 
     default = (run(), run())
-    if ctx.device.startswith("gpu"):
+    if ctx.device.startswith("cuda"):
         paddle.set_flags({"FLAGS_cudnn_deterministic": True})
         settings = "paddle.seed + FLAGS_cudnn_deterministic"
         deterministic = (run(), run())
@@ -152,7 +152,7 @@ def repro(ctx):
 
 def amp(ctx):
     paddle = _paddle(ctx)
-    if ctx.device.startswith("gpu"):
+    if ctx.device.startswith("cuda"):
         major = paddle.device.cuda.get_device_properties(0).major
         dtype = "bfloat16" if major >= 8 else "float16"
     else:
@@ -172,7 +172,7 @@ def amp(ctx):
     compute_dtype = str(hidden.dtype).replace("paddle.", "")
     details = {"dtype": dtype, "compute_dtype": compute_dtype, "loss": round(float(loss), 4), "grads_finite": grads_finite}
     if compute_dtype != dtype:
-        if not ctx.device.startswith("gpu"):
+        if not ctx.device.startswith("cuda"):
             raise Skip("paddle.amp.auto_cast does nothing on the CPU (the step stayed in {}); mixed precision is "
                        "checked on GPUs".format(compute_dtype))
         raise Fail("auto_cast did not run the model in {}".format(dtype), details)
@@ -206,7 +206,7 @@ def multi(ctx):
             p.join(timeout=30)
             if p.is_alive():
                 p.kill()
-    ctx.device = "gpu:0-{}".format(world - 1)
+    ctx.device = "cuda:0-{}".format(world - 1)
     got.sort()
     params = [np.frombuffer(blob, dtype=np.float32) for _, _, blob in got]
     in_sync = all(np.array_equal(params[0], other) for other in params[1:])

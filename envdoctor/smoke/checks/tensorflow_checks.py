@@ -23,7 +23,8 @@ def _tf(ctx, logical_cpus=0):
     if ctx.device_request == "cpu" and gpus:
         tf.config.set_visible_devices([], "GPU")
     use_gpu = ctx.want_gpu(len(gpus))
-    ctx.device = "/GPU:0" if use_gpu else "/CPU:0"
+    ctx.tf_device = "/GPU:0" if use_gpu else "/CPU:0"
+    ctx.device = "cuda:0" if use_gpu else "cpu"
     return tf
 
 
@@ -47,7 +48,7 @@ def synthetic_batch(tf, batch=BATCH):
 def train(tf, ctx, steps):
     """Seeded training on one synthetic batch: (losses, durations, model)."""
     tf.keras.utils.set_random_seed(SEED)
-    with tf.device(ctx.device):
+    with tf.device(ctx.tf_device):
         model = build_cnn(tf)
         opt = tf.keras.optimizers.SGD(learning_rate=0.05, momentum=0.9)
         loss_obj = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -101,7 +102,7 @@ def oom(ctx):
     if ctx.device_request == "cpu":
         raise Skip("--device cpu: an out-of-memory round trip on the CPU would exhaust host memory")
     tf = _tf(ctx)
-    if ctx.device == "/CPU:0":
+    if ctx.device == "cpu":
         raise Skip("no GPU: an out-of-memory round trip on the CPU would exhaust host memory")
     growth = tf.config.experimental.get_memory_growth(tf.config.list_physical_devices("GPU")[0])
     chunk_elems = 256 << 20  # 256 MiB of uint8 per block
@@ -154,7 +155,7 @@ def repro(ctx):
 
 def amp(ctx):
     tf = _tf(ctx)
-    if ctx.device == "/GPU:0":
+    if ctx.device == "cuda:0":
         cc = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0]).get("compute_capability")
         policy = "mixed_bfloat16" if cc and cc >= (8, 0) else "mixed_float16"
     else:
@@ -162,7 +163,7 @@ def amp(ctx):
     tf.keras.mixed_precision.set_global_policy(policy)
     try:
         tf.keras.utils.set_random_seed(SEED)
-        with tf.device(ctx.device):
+        with tf.device(ctx.tf_device):
             model = build_cnn(tf)
             opt = tf.keras.optimizers.SGD(learning_rate=0.05)
             if policy == "mixed_float16":
@@ -193,7 +194,7 @@ def multi(ctx):
     gpus = tf.config.list_logical_devices("GPU") if ctx.device_request != "cpu" else []
     if len(gpus) >= 2:
         names = [d.name for d in gpus]
-        ctx.device = "/GPU:0-{}".format(len(gpus) - 1)
+        ctx.device = "cuda:0-{}".format(len(gpus) - 1)
     elif ctx.device_request == "cuda":
         raise Skip("{} GPU(s): data parallel needs two or more".format(len(gpus)))
     else:

@@ -23,8 +23,8 @@ def _torch(ctx):
 
 
 def _device(ctx, torch):
-    if ctx.want_gpu(torch.cuda.device_count() if torch.cuda.is_available() else 0):
-        ctx.device = "cuda:0"
+    use_gpu = ctx.want_gpu(torch.cuda.device_count() if torch.cuda.is_available() else 0)
+    ctx.device = "cuda:0" if use_gpu else "cpu"
     return torch.device(ctx.device)
 
 

@@ -1,0 +1,119 @@
+"""`envdoctor smoke` output: a live view while the checks run (terminals only), then a table."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from rich.markup import escape
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from envdoctor.smoke.results import SmokeResult
+from envdoctor.smoke.suite import Row
+
+MARKS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "error": ("✗", "red"), "skip": ("–", "yellow")}
+
+
+def summary(result: SmokeResult) -> str:
+    """One line about what a check showed: its numbers when it passed, its reason otherwise."""
+    if result.status != "pass":
+        return (result.reason or result.status) + (f" [{result.code}]" if result.code else "")
+    d = result.details
+    describe = SUMMARIES.get(result.check)
+    try:
+        return describe(d) if describe else ""
+    except (KeyError, TypeError, ValueError):
+        return ""
+
+
+def _devices(d: dict) -> str:
+    gpus = d.get("gpus") or []
+    if not gpus:
+        return f"CPU only ({d.get('version', '?')})"
+    names = ", ".join(f"{g.get('name')} cc {g.get('compute_capability')}" for g in gpus)
+    return f"{len(gpus)} GPU(s): {names}"
+
+
+def _cnn(d: dict) -> str:
+    return f"loss {d['loss_first']:.3f} → {d['loss_last']:.3f} in {d['steps']} steps, {d['step_ms']:.1f} ms/step"
+
+
+def _oom(d: dict) -> str:
+    total = d.get("total_mib") or d.get("bytes_limit_mib")
+    reached = f"{d['reached_mib']} MiB" + (f" of {total} MiB" if total else "")
+    return f"OOM raised at {reached}, recovered"
+
+
+def _repro(d: dict) -> str:
+    defaults = "defaults too" if d.get("defaults_identical") else "defaults differ"
+    return f"bit-identical with deterministic settings ({defaults})"
+
+
+def _amp(d: dict) -> str:
+    return f"{d.get('compute_dtype') or d.get('dtype')} step, loss {d['loss']:.3f}"
+
+
+def _multi(d: dict) -> str:
+    what = d.get("backend") or d.get("strategy") or d.get("sharding", "")
+    count = d.get("world_size") or d.get("replicas") or d.get("devices")
+    return f"{what} × {count}, one data-parallel step matches the single-device step"
+
+
+SUMMARIES: dict[str, Callable[[dict], str]] = {"devices": _devices, "cnn": _cnn, "oom": _oom, "repro": _repro,
+                                               "amp": _amp, "multi": _multi}
+
+
+def results_table(rows: list[Row], now: Callable[[], float] = time.monotonic) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("")
+    table.add_column("framework")
+    table.add_column("check")
+    table.add_column("device")
+    table.add_column("time", justify="right")
+    table.add_column("result", overflow="fold")
+    for row in rows:
+        table.add_row(*_cells(row, now))
+    return table
+
+
+def _cells(row: Row, now: Callable[[], float]) -> list:
+    if row.state == "running":
+        elapsed = now() - (row.started or now())
+        return [Spinner("dots", style="cyan"), row.framework, row.check, "", f"{elapsed:.1f} s", Text("running", style="cyan")]
+    if row.state == "pending" or row.result is None:
+        return [Text("·", style="dim"), row.framework, row.check, "", "", Text("waiting", style="dim")]
+    r = row.result
+    mark, colour = MARKS[r.status]
+    seconds = f"{r.seconds:.1f} s" if r.seconds else ""
+    return [Text(mark, style=f"bold {colour}"), r.framework, r.check, escape(r.device or ""), seconds,
+            Text(summary(r), style=colour if r.status != "pass" else "")]
+
+
+def totals_line(results: list[SmokeResult], seconds: float) -> str:
+    counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "error", "skip")}
+    return (f"smoke: {counts['pass']} ok · {counts['fail']} failing · {counts['error']} errors · "
+            f"{counts['skip']} skipped · {seconds:.1f} s")
+
+
+@contextmanager
+def live_view(con, rows: list[Row], enabled: bool) -> Iterator[Callable[[], None]]:
+    """While the suite runs: a row per framework × check with a spinner and elapsed time (terminals only).
+
+    Yields the callback the suite calls when a row changes.
+    """
+    if not enabled:
+        yield lambda: None
+        return
+    from rich.live import Live
+
+    with Live(get_renderable=lambda: results_table(rows), console=con, refresh_per_second=8, transient=True) as live:
+        yield live.refresh
+
+
+def print_results(con, rows: list[Row], results: list[SmokeResult], seconds: float) -> None:
+    con.print(results_table(rows))
+    colour = "green" if all(r.ok for r in results) else "red"
+    con.print(f"[bold {colour}]{escape(totals_line(results, seconds))}[/]")
