@@ -158,3 +158,33 @@ def test_bad_facts_file(tmp_path, content, message):
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
+
+
+def _replay(tmp_path, facts: dict):
+    path = tmp_path / "machine.json"
+    path.write_text(json.dumps({"schema": "envdoctor.facts/1", **facts}))
+    result = run_cli("check", "--json", "--facts", str(path), env=BASE_ENV)
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_nvml_unknown_error_is_a_driver_that_does_not_answer(tmp_path):
+    code, report = _replay(tmp_path, {"nvidia": {"failure": "nvml-unknown-error",
+                                                 "failure_text": "Failed to initialize NVML: Unknown Error"}})
+    [finding] = [f for f in report["findings"] if f["code"] == "no-nvidia-driver"]
+    assert "Unknown Error" in finding["title"] and code == 1
+
+
+def test_gpu_on_the_bus_without_driver_and_with_nouveau(tmp_path):
+    code, report = _replay(tmp_path, {
+        "nvidia": {"pci_devices": [{"address": "0000:01:00.0", "device_id": "0x2684", "driver": "nouveau"}],
+                   "nouveau_loaded": True},
+        "cuda_toolkit": {"version": "12.4", "root": "/usr/local/cuda-12.4"}})
+    [finding] = [f for f in report["findings"] if f["code"] == "no-nvidia-driver"]
+    assert "nouveau" in finding["detail"] and "nvidia.nouveau_loaded=true" in finding["evidence"]
+    assert not codes(report) & {"toolkit-without-driver", "no-gpu-platform"}  # the GPU is there
+    assert code == 1
+
+
+def test_no_gpu_is_information_not_an_error(tmp_path):
+    _, report = _replay(tmp_path, {"host": {"os": "linux", "arch": "x86_64"}})
+    assert [(f["code"], f["severity"]) for f in report["findings"] if f["section"] == "nvidia"] == [("no-gpu-platform", "info")]
