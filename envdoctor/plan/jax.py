@@ -67,7 +67,14 @@ def wanted(cuda: str) -> Optional[list[str]]:
 
 
 def releases(spec) -> list[matrix.Release]:
-    return [r for r in matrix.releases() if spec is None or spec.contains(r.version, prereleases=True)]
+    """Newest first, the newest patch of each series the version request allows."""
+    chosen, seen = [], set()
+    for r in matrix.releases():
+        series = ".".join(r.version.split(".")[:2])
+        if (spec is None or spec.contains(r.version, prereleases=True)) and series not in seen:
+            seen.add(series)
+            chosen.append(r)
+    return chosen
 
 
 # --- judging --------------------------------------------------------------------------------------
