@@ -139,12 +139,11 @@ def _nvidia(facts: Facts, verbose: bool) -> list[str]:
         cuda = f", supports CUDA ≤ {nv.driver_cuda}" if nv.driver_cuda else ""
         source = f" [from {nv.source}]" if verbose and nv.source else ""
         lines.append(f"driver {nv.driver_version}{meaning}{cuda}{source}")
-    elif nv.failure:
+    if nv.failure:  # may come with a version: the old kernel module after an upgrade
         lines.append(f"driver not usable: {nv.failure_text or nv.failure}")
-    elif any(e.probe in ("nvidia-smi", "nvml") for e in facts.errors):
-        lines.append("the NVIDIA tools gave no usable answer")
-    else:
-        lines.append("no NVIDIA driver loaded")
+    if not nv.driver_version and not nv.failure:
+        tools_failed = any(e.probe in ("nvidia-smi", "nvml") for e in facts.errors)
+        lines.append("the NVIDIA tools gave no usable answer" if tools_failed else "no NVIDIA driver loaded")
     for g in nv.gpus:
         cc = f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else "compute capability unknown"
         mem = f", {g.memory_total_mib} MiB" if g.memory_total_mib else ""
