@@ -337,3 +337,10 @@ def test_nvml_worker_logic_with_a_stand_in_library(monkeypatch):
     assert "pci_bus_id" not in out["gpus"][1] and out["errors"] == ["GPU 1 pci_bus_id: GPU is lost"]
     seen = nvidia.nvml_seen(context(Path("/nonexistent")), out)
     assert [g.memory_total_mib for g in seen.gpus] == [32607, 32607] and seen.cuda == "12.8"
+
+
+def test_mismatch_keeps_the_loaded_module_version(tmp_path):
+    """After an upgrade without reboot the old module still answers /sys; the failure stays."""
+    put(tmp_path, "/sys/module/nvidia/version", "570.133.07\n")
+    nv = nvidia.probe(_with_fake(tmp_path, "mismatch"))
+    assert (nv.driver_version, nv.source, nv.failure) == ("570.133.07", "sysfs", "driver-library-mismatch")
