@@ -70,7 +70,7 @@ def test_plans_on_recorded_machines(machine, version, build, manager):
 def test_cuda13_needs_driver_580_and_says_so():
     p = plan("rtx5090-r570")
     assert p.rejected[0].candidate == "jax 0.12.0.1 cuda13"
-    assert p.rejected[0].why == "cuda13: needs driver ≥ 580, you have 570.124.04"
+    assert p.rejected[0].why == "needs driver ≥ 580, you have 570.124.04"
     assert "with an NVIDIA driver ≥ 580 you could install jax 0.12.0.1 cuda13" in p.reasons
     assert any("plugin must equal jaxlib" in r for r in p.reasons)
 

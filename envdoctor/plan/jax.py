@@ -113,7 +113,7 @@ def _judge_plugin(option: Option, facts, platform: str, python: Optional[str], c
     if check:
         option.notes.append(f"{extra}: {check.why} (the JAX docs ask ≥ {plugin.driver_linux} on Linux)")
     else:
-        option.problems.append(("driver", f"{extra}: {check.why}"))
+        option.problems.append(("driver", check.why))
     minimum = gpu_matrix.cc_tuple(plugin.min_compute_capability)
     for cc in ccs:
         if gpu_matrix.cc_tuple(cc) < minimum:
