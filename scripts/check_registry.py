@@ -31,8 +31,8 @@ from envdoctor.maintainers.registry import (  # noqa: E402
 JSON_API = "https://pypi.org/pypi/{name}/json"
 TIMEOUT = 60
 # How far back each project's recorded answer reaches (the matrices start there).
-SINCE = {"torch": "2.0.0", "tensorflow": "2.10.0", "jax": "0.4.30", "jaxlib": "0.4.30",
-         "jax-cuda12-plugin": "0.4.30", "jax-cuda13-plugin": "0.7.0", "paddlepaddle": "2.6.0",
+SINCE = {"torch": "2.0.0", "tensorflow": "2.10.0", "jax": "0.4.36", "jaxlib": "0.4.36",
+         "jax-cuda12-plugin": "0.4.36", "jax-cuda13-plugin": "0.4.36", "paddlepaddle": "2.6.0",
          "paddlepaddle-gpu": "2.6.0"}
 # Which wheel stands for a platform when reading METADATA (any Python: the pins do not differ).
 PLATFORM_SUFFIX = {"linux_x86_64": "_x86_64.whl", "linux_aarch64": "_aarch64.whl", "windows_amd64": "win_amd64.whl"}
@@ -64,10 +64,11 @@ class LiveRegistry:
     def _read_requires(self, name: str, version: str, platform: str) -> Optional[list[str]]:
         from pytorch_registry import metadata_requires_dist, wheel_metadata
 
-        files = self.project(name)["releases"].get(version, [])
+        files = [f for f in self.project(name)["releases"].get(version, []) if not f.get("yanked")]
         wheels = sorted((f for f in files if f["filename"].endswith(PLATFORM_SUFFIX[platform])
-                         and ("linux" in f["filename"]) == platform.startswith("linux") and not f.get("yanked")),
+                         and ("linux" in f["filename"]) == platform.startswith("linux")),
                         key=lambda f: f["filename"], reverse=True)
+        wheels = wheels or [f for f in files if f["filename"].endswith("-none-any.whl")]  # a pure wheel
         if not wheels:
             return None
         from urllib.parse import urljoin

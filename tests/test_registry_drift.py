@@ -85,14 +85,17 @@ def test_a_changed_and_cuda_pin_is_reported():
 
 
 def test_trimmed_answers_keep_what_the_derivations_read():
+    wheel = {"requires_python": ">=3.10", "yanked": False, "size": 10, "digests": {"sha256": "…"},
+             "url": "https://files.example.invalid/x.whl"}
     doc = {"info": {"name": "x", "version": "2.0", "summary": "dropped"}, "releases": {
         "1.0": [{"filename": "x-1.0-py3-none-any.whl"}],
-        "2.0": [{"filename": "x-2.0-cp312-cp312-manylinux_2_28_x86_64.whl", "requires_python": ">=3.10",
-                 "yanked": False, "upload_time": "2026-01-02T03:04:05", "size": 10, "digests": {"sha256": "…"},
-                 "url": "https://files.example.invalid/x.whl"}]}}
+        "2.0": [dict(wheel, filename="x-2.0-cp312-cp312-win_amd64.whl", upload_time="2026-01-03T00:00:00"),
+                dict(wheel, filename="x-2.0-cp312-cp312-manylinux_2_28_x86_64.whl", upload_time="2026-01-02T03:04:05")]}}
     assert drift.trim_project(doc, "2.0") == {"info": {"name": "x", "version": "2.0"}, "releases": {"2.0": [
-        {"filename": "x-2.0-cp312-cp312-manylinux_2_28_x86_64.whl", "requires_python": ">=3.10",
-         "upload_time": "2026-01-02", "size": 10}]}}
+        {"filename": "x-2.0-cp312-cp312-win_amd64.whl", "requires_python": ">=3.10"},
+        {"filename": "x-2.0-cp312-cp312-manylinux_2_28_x86_64.whl", "requires_python": ">=3.10", "upload_time": "2026-01-02"}]}}
+    doc["info"]["name"] = "tensorflow"
+    assert drift.trim_project(doc, "2.0")["releases"]["2.0"][0]["size"] == 10
 
 
 @pytest.mark.parametrize("argv", [
@@ -124,3 +127,26 @@ def test_command_line_json_and_exit_code_on_drift(tmp_path):
     assert json.loads(result.stdout)["drift"] == [{"subject": "pytorch", "release": "2.15.0",
                                                     "field": "default_build.linux_x86_64",
                                                     "matrix": "cu132", "registry": "cpu"}]
+
+
+def test_a_changed_jax_plugin_cudnn_pin_is_reported():
+    def cudnn_9_14(name, version, platform, lines):
+        if name != "jax-cuda13-plugin" or version != "0.12.0.1":
+            return lines
+        return [line.replace("nvidia-cudnn-cu13<10.0,>=9.12.0.46", "nvidia-cudnn-cu13<10.0,>=9.14.0.64") for line in lines]
+
+    found = fields(drift.check_jax(Edited(edit_requires=cudnn_9_14)))
+    assert list(found) == [("jax", "0.12.0.1", "plugin.cuda13.cudnn")]
+    assert found[("jax", "0.12.0.1", "plugin.cuda13.cudnn")][1] == "<10.0,>=9.14.0.64"
+
+
+def test_a_paddle_wheel_gone_from_the_registry_is_reported():
+    def no_windows_312(name, doc):
+        if name == "paddlepaddle":
+            doc["releases"]["3.3.1"] = [f for f in doc["releases"]["3.3.1"]
+                                        if not ("cp312" in f["filename"] and "win_amd64" in f["filename"])]
+
+    found = fields(drift.check_paddle(Edited(edit_project=no_windows_312)))
+    assert list(found) == [("paddle", "3.3.1", "wheels.windows_amd64")]
+    matrix, registry = found[("paddle", "3.3.1", "wheels.windows_amd64")]
+    assert "3.12" in matrix and "3.12" not in registry

@@ -2,7 +2,9 @@
 
 The matrices carry facts the package registry itself can state: the Python versions each release
 has wheels for (per platform), Requires-Python, glibc/macOS floors, which CUDA build the registry's
-default torch wheel is, what `tensorflow[and-cuda]` pins, the jax CUDA plugin pins. This module
+default torch wheel is, what `tensorflow[and-cuda]` pins (and its numpy/keras pins), the jaxlib a
+jax release runs with, jax's jaxlib/numpy pins and the cuDNN each jax CUDA plugin pins, Paddle's
+CPU and registry GPU wheels. This module
 derives them again from registry answers — with the derivation functions the matrix authors wrote
 (`envdoctor.matrix.pytorch_registry`, `envdoctor.matrix.registry_tf_jax_paddle`) — and compares.
 
@@ -83,26 +85,27 @@ def requires_key(name: str, version: str, platform: str) -> str:
     return f"{name}=={version} {platform}"
 
 
-FILE_KEYS = ("filename", "requires_python", "yanked", "upload_time", "size")
+FILE_KEYS = ("filename", "requires_python", "yanked", "size")
+SIZED = {"tensorflow"}  # stub wheels are told by their size (TensorFlow's tensorflow-intel arrangement)
 
 
 def trim_project(doc: dict[str, Any], since: str) -> dict[str, Any]:
     """A JSON API document cut down to what the derivations read: releases ≥ `since` and, per
-    file, its name, Requires-Python, yanked flag, upload time and size."""
+    file, its name, Requires-Python and yanked flag (plus the size where stubs matter), and the
+    upload date on the earliest file of each release (a release's date)."""
+    info = doc.get("info", {})
+    keys = FILE_KEYS if info.get("name", "").lower() in SIZED else FILE_KEYS[:-1]
     releases = {}
     for version, files in doc.get("releases", {}).items():
         if _version(version) is None or _version(version) < Version(since):
             continue
-        releases[version] = [_trim_file(f) for f in files]
-    info = doc.get("info", {})
+        kept = [{k: f[k] for k in keys if f.get(k) not in (None, False)} for f in files]
+        dates = [str(f.get("upload_time") or "")[:10] for f in files]
+        if kept and any(dates):
+            first = dates.index(min(d for d in dates if d))
+            kept[first]["upload_time"] = dates[first]
+        releases[version] = kept
     return {"info": {"name": info.get("name"), "version": info.get("version")}, "releases": releases}
-
-
-def _trim_file(entry: dict[str, Any]) -> dict[str, Any]:
-    kept = {k: entry.get(k) for k in FILE_KEYS if entry.get(k) not in (None, False)}
-    if "upload_time" in kept:
-        kept["upload_time"] = str(kept["upload_time"])[:10]
-    return kept
 
 
 # --- comparing rows --------------------------------------------------------------------------------
@@ -137,7 +140,7 @@ def compare_rows(subject: str, matrix_rows: Iterable[dict], derived: dict[str, d
 def _compare_field(subject: str, version: str, name: str, matrix: Any, registry: Any) -> list[Drift]:
     if isinstance(matrix, dict) or isinstance(registry, dict):
         matrix, registry = matrix or {}, registry or {}
-        if name in ("python", "freethreaded", "wheels", "default_build"):  # one line per platform
+        if name in ("python", "freethreaded", "default_build") or name.endswith("wheels"):  # one line per platform
             return [d for key in sorted(set(matrix) | set(registry))
                     for d in _compare_field(subject, version, f"{name}.{key}", matrix.get(key), registry.get(key))]
     if _normal(matrix) == _normal(registry):
@@ -196,7 +199,7 @@ def _plain(row: dict) -> dict:
 
 def _only_known_platforms(derived: dict[str, dict]) -> dict[str, dict]:
     for row in derived.values():
-        for name in ("python", "freethreaded", "wheels"):
+        for name in [k for k in row if k in ("python", "freethreaded") or k.endswith("wheels")]:
             if isinstance(row.get(name), dict):
                 row[name] = {p: v for p, v in row[name].items() if p in PLATFORMS}
     return derived
@@ -225,9 +228,60 @@ def check_tensorflow(registry: Registry, metadata_releases: int = 3) -> list[Dri
     return drifts
 
 
+def check_jax(registry: Registry, metadata_releases: int = 3) -> list[Drift]:
+    from envdoctor.matrix import jax as jax_matrix
+    from envdoctor.matrix import registry_tf_jax_paddle as derive
+
+    rows = load("jax")["release"]
+    since = min((str(r["version"]) for r in rows), key=Version)
+    plugins = {extra: registry.project(f"jax-{extra}-plugin") for extra in ("cuda12", "cuda13")}
+    derived = {r["version"]: r for r in derive.jax_rows(registry.project("jax"), registry.project("jaxlib"), plugins, since)}
+    drifts = compare_rows("jax", rows, _only_known_platforms(derived),
+                          ("date", "requires_python", "jaxlib", "wheels", "cuda12_wheels", "cuda13_wheels"))
+    for version in newest_common(rows, derived, metadata_releases):
+        row = next(r for r in rows if str(r["version"]) == version)
+        requires = registry.requires_dist("jax", version, "linux_x86_64")
+        if requires is not None:
+            for name, dependency in (("jaxlib_requirement", "jaxlib"), ("numpy", "numpy")):
+                drifts += _compare_field("jax", version, name, row.get(name), derive.dependency_spec(requires, dependency))
+        drifts += _jax_plugin_cudnn(registry, jax_matrix, derive, version, derived[version].get("jaxlib"))
+    return drifts
+
+
+def _jax_plugin_cudnn(registry: Registry, jax_matrix, derive, version: str, jaxlib: Optional[str]) -> list[Drift]:
+    """The cuDNN each CUDA plugin's [with-cuda] extra pins, against the matrix's plugin row."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    drifts = []
+    for extra, cudnn in (("cuda12", "nvidia-cudnn-cu12"), ("cuda13", "nvidia-cudnn-cu13")):
+        plugin = jax_matrix.plugin_for(extra, version)
+        requires = registry.requires_dist(f"jax-{extra}-plugin", jaxlib, "linux_x86_64") if jaxlib else None
+        if plugin is None or requires is None:
+            continue
+        pinned = derive.extra_pins(requires, "with-cuda").get(cudnn)
+        try:
+            same = pinned is not None and SpecifierSet(pinned) == SpecifierSet(plugin.cudnn)
+        except InvalidSpecifier:
+            same = False
+        if not same:
+            drifts.append(Drift("jax", version, f"plugin.{extra}.cudnn", plugin.cudnn, pinned))
+    return drifts
+
+
+def check_paddle(registry: Registry, metadata_releases: int = 3) -> list[Drift]:
+    from envdoctor.matrix import registry_tf_jax_paddle as derive
+
+    rows = load("paddle")["release"]
+    derived = {r["version"]: r for r in derive.paddle_rows(registry.project("paddlepaddle"),
+                                                           registry.project("paddlepaddle-gpu"))}
+    return compare_rows("paddle", rows, _only_known_platforms(derived), ("date", "wheels", "registry_gpu_wheels"))
+
+
 SUBJECTS: dict[str, Callable[..., list[Drift]]] = {
     "pytorch": check_pytorch,
     "tensorflow": check_tensorflow,
+    "jax": check_jax,
+    "paddle": check_paddle,
 }
 
 
