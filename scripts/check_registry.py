@@ -97,7 +97,8 @@ def recorded_note(projects: list[str], metadata: list[str]) -> str:
         f"Recorded {dt.date.today().isoformat()} by `python scripts/check_registry.py --record tests/fixtures/registry`.\n"
         "Replay offline: `python scripts/check_registry.py --recorded tests/fixtures/registry`.\n\n"
         "`<project>.json`: the JSON API answer, trimmed to releases the matrices cover and, per file, its\n"
-        "name, Requires-Python, yanked flag, upload date and size. From:\n\n"
+        "name, Requires-Python and yanked flag (and size, for tensorflow's stub wheels); the earliest\n"
+        "file of each release keeps its upload date. From:\n\n"
         + "".join(f"- {JSON_API.format(name=n)}\n" for n in projects)
         + "\n`requires_dist.json`: Requires-Dist of one wheel per release and platform, read from the\n"
         "wheel's METADATA with HTTP range requests (the file URL is in the project answer):\n\n"
