@@ -1,0 +1,39 @@
+"""The target-interpreter script: installed distributions read from *.dist-info folder names."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from envdoctor import proc
+from envdoctor.probe import pyenv
+
+
+def _run(site, *extra_paths):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join([str(site), *map(str, extra_paths)])}
+    # -S: no site-packages of the interpreter running the tests, only the folders given here
+    result = proc.run([sys.executable, "-S", str(pyenv.SCRIPT)], timeout=30, env=env)
+    assert result.ok, result.describe_failure()
+    return json.loads(result.stdout)
+
+
+def test_wanted_distributions_from_folder_names(tmp_path):
+    site = tmp_path / "site"
+    for name in ("torch-2.6.0+cu124.dist-info", "nvidia_cudnn_cu12-9.1.0.70.dist-info", "Jax-0.4.35.dist-info",
+                 "requests-2.32.0.dist-info", "tensorflow_cpu-2.18.0.dist-info", "numpy-2.1.0.dist-info",
+                 "numpy_financial-1.0.0.dist-info", "paddlepaddle_gpu-3.0.0-py3.10.egg-info"):
+        (site / name).mkdir(parents=True)
+    (site / "keras.egg-info").mkdir()
+    (site / "keras.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: keras\nVersion: 3.6.0\n\nbody\n")
+    packages = _run(site)["packages"]
+    for key, version in {"torch": "2.6.0+cu124", "nvidia-cudnn-cu12": "9.1.0.70", "jax": "0.4.35",
+                         "tensorflow-cpu": "2.18.0", "numpy": "2.1.0", "paddlepaddle-gpu": "3.0.0", "keras": "3.6.0"}.items():
+        assert packages[key] == version, key
+    assert "requests" not in packages and "numpy-financial" not in packages
+
+
+def test_two_copies_of_one_distribution_stay_visible(tmp_path):
+    (tmp_path / "a" / "torch-2.5.1.dist-info").mkdir(parents=True)
+    (tmp_path / "b" / "torch-2.6.0.dist-info").mkdir(parents=True)
+    assert _run(tmp_path / "a", tmp_path / "b")["packages"]["torch"] == "2.5.1|2.6.0"
