@@ -242,3 +242,26 @@ def test_mixed_generations_have_no_common_build():
     assert p.version is None
     assert p.steps[0] == "no PyTorch build has kernels for every GPU here (sm_120, sm_61)"
     assert "CUDA_VISIBLE_DEVICES" in p.steps[1]
+
+
+def _orin_on(jetpack, l4t, python):
+    facts = load_facts(MACHINES / "jetson-orin-jp62.json").to_dict()
+    facts["jetson"].update(jetpack=jetpack, l4t=l4t)
+    facts["python"]["version"] = python
+    return type(load_facts(MACHINES / "jetson-orin-jp62.json")).from_dict(facts)
+
+
+def test_orin_on_jetpack_72_gets_a_plain_statement():
+    """JetPack 7.2 on Orin: no PyTorch build with sm_87 kernels; never the generic SBSA wheel."""
+    p = make_plan(_orin_on("7.2", "39.2.0", "3.12.3"), PlanRequest("pytorch"))
+    assert p.version is None and p.commands == ()
+    assert p.steps[0].startswith("there is no PyTorch build for JetPack 7.2 on tegra234")
+    assert "generic aarch64 wheel would not run" in p.steps[1]
+
+
+def test_hazards_travel_only_where_they_apply():
+    assert plan("cpu-only").warnings == ()  # fresh CPU install: no GPU-only or upgrade hazards
+    t4 = plan("t4-r550-py310")  # 2.3.1 -> 2.14.1 crosses the torch.load and manylinux_2_28 changes
+    assert any("weights_only=True" in w for w in t4.warnings)
+    assert any("glibc ≥ 2.28" in w for w in t4.warnings)
+    assert not any("glibc" in w for w in plan("windows-tf").warnings)  # a Linux-only hazard

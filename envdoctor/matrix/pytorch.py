@@ -93,6 +93,7 @@ class Hazard:
     text: str
     source: str
     os: Optional[str] = None  # only on this OS (linux | windows | macos)
+    build: Optional[str] = None  # only plans of this kind: gpu | cpu
 
 
 @dataclass(frozen=True)
@@ -257,8 +258,10 @@ def parse_hazards(data: dict) -> tuple[Hazard, ...]:
     for i, row in enumerate(data.get("hazard", []), 1):
         where = _where("hazard", i, row, "id")
         try:
-            item = Hazard(row["id"], row["since"], row["text"], row["source"], row.get("os"))
+            item = Hazard(row["id"], row["since"], row["text"], row["source"], row.get("os"), row.get("build"))
             _series_key(item.since)
+            if item.build not in (None, "gpu", "cpu"):
+                raise ValueError(f"build must be gpu or cpu, not {item.build!r}")
         except (KeyError, TypeError, ValueError) as exc:
             raise MatrixError(f"{where}: {exc}") from None
         rows.append(item)

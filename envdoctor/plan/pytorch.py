@@ -254,13 +254,14 @@ def _replaces(facts) -> tuple[str, ...]:
     return tuple(f"{name} {installed[name]}" for name in PACKAGES if name in installed)
 
 
-def _hazard_warnings(version: str, facts) -> list[str]:
+def _hazard_warnings(version: str, facts, gpu_plan: bool) -> list[str]:
     """Upgrade hazards crossed from the installed torch; on a fresh install those of this series."""
     installed = (facts.python.packages or {}).get("torch")
     found = matrix.hazards_for(version, installed)
     if installed is None:
         found = tuple(h for h in found if h.since == matrix.series_of(version))
-    return [h.text for h in found if h.os is None or h.os == facts.host.os]
+    return [h.text for h in found if (h.os is None or h.os == facts.host.os)
+            and (h.build is None or (h.build == "gpu") == gpu_plan)]
 
 
 def _driver_warnings(facts, machine: Machine) -> list[str]:
@@ -307,7 +308,8 @@ def _plan(facts, request, machine, option: Option, rejected_before: list[Option]
         warnings.append("could not tell the GPU's compute capability; kernels for it are not checked")
     if machine.platform == "macos_x86_64":
         warnings.append(f"Intel Macs get no PyTorch wheels after {matrix.index().intel_mac_last}")
-    warnings += _env_warnings(facts) + _hazard_warnings(release.version, facts)
+    gpu_plan = bool(option.build and option.build.kind != "cpu")
+    warnings += _env_warnings(facts) + _hazard_warnings(release.version, facts, gpu_plan)
     return InstallPlan(
         framework=FRAMEWORK, version=release.version, build=build, python=machine.python,
         manager=request.manager, index_url=index_url, commands=commands, reasons=tuple(reasons),
@@ -534,7 +536,7 @@ def _choose_conda(facts, request, machine: Machine, spec, tag) -> InstallPlan:
         target = "into a new conda environment 'torch' (the target Python is not a conda environment)"
     reasons = [f"conda-forge's newest PyTorch for {subdir} is {series} (the pytorch channel stopped at "
                f"{matrix.index().pytorch_conda_channel_last}); installing {target}"] + notes
-    warnings = _hazard_warnings(version, facts) + (_env_warnings(facts) if kind == "conda-base" else [])
+    warnings = _hazard_warnings(version, facts, bool(chosen_cuda)) + (_env_warnings(facts) if kind == "conda-base" else [])
     return InstallPlan(framework=FRAMEWORK, version=series, build=build, python=machine.python,
                        manager="conda", commands=commands, reasons=tuple(reasons), rejected=tuple(rejected),
                        warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
