@@ -73,6 +73,10 @@ def _cpu_builds(facts: Facts) -> Iterable[tuple[str, str, str, str]]:
     paddle = package(facts, "paddlepaddle")
     if paddle and not package(facts, "paddlepaddle-gpu"):
         yield "paddle", "paddlepaddle", paddle, "`paddlepaddle` is Paddle's CPU package; the GPU build is `paddlepaddle-gpu`."
+    deep = framework_of(facts, "paddle")
+    gpu_paddle = package(facts, "paddlepaddle-gpu")
+    if gpu_paddle and deep and deep.version and not deep.import_error and deep.extra.get("compiled_with_cuda") is False:
+        yield "paddle", "paddlepaddle-gpu", gpu_paddle, "The installed Paddle reports is_compiled_with_cuda() = False."
 
 
 def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str]]:
