@@ -265,3 +265,11 @@ def test_hazards_travel_only_where_they_apply():
     assert any("weights_only=True" in w for w in t4.warnings)
     assert any("glibc ≥ 2.28" in w for w in t4.warnings)
     assert not any("glibc" in w for w in plan("windows-tf").warnings)  # a Linux-only hazard
+
+
+def test_amd_gpu_on_windows_gets_the_cpu_build_with_a_warning():
+    facts = load_facts(MACHINES / "amd-mi300.json").to_dict()
+    facts["host"]["os"] = "windows"
+    p = make_plan(type(load_facts(MACHINES / "amd-mi300.json")).from_dict(facts), PlanRequest("pytorch"))
+    assert (p.version, p.build, p.index_url) == ("2.15.0", "cpu", None)  # the registry's Windows wheel is CPU
+    assert p.warnings == ("PyTorch publishes no ROCm build for windows_amd64: this is the CPU build",)

@@ -353,6 +353,11 @@ def default_build(version: str, platform: str) -> Optional[str]:
     return row.default_build.get(platform) if row else None
 
 
+def platforms_with(kind: str) -> frozenset[str]:
+    """Platforms with at least one build of this kind (cuda | rocm | cpu) on PyTorch's index."""
+    return frozenset(p for b in builds() if b.kind == kind for p in b.platforms)
+
+
 def index_url(tag: str) -> str:
     return index().url.format(tag=tag)
 

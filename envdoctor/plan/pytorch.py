@@ -87,12 +87,21 @@ class Machine:
     nvidia_present: bool  # GPUs or NVIDIA PCI devices seen (with or without a driver)
 
     @property
-    def accelerator(self) -> str:
+    def gpu_kind(self) -> str:
+        """The accelerator the hardware has: cuda | rocm | cpu."""
         if self.nvidia_present:
             return "cuda"
         if self.gfx:
             return "rocm"
         return "cpu"
+
+    @property
+    def accelerator(self) -> str:
+        """The accelerator PyTorch builds can use here: the hardware's, if any build is for this platform."""
+        kind = self.gpu_kind
+        if kind != "cpu" and self.platform not in matrix.platforms_with(kind):
+            return "cpu"
+        return kind
 
 
 def machine_of(facts) -> Machine:
@@ -264,6 +273,13 @@ def _hazard_warnings(version: str, facts, gpu_plan: bool) -> list[str]:
             and (h.build is None or (h.build == "gpu") == gpu_plan)]
 
 
+def _unusable_gpu(machine: Machine) -> list[str]:
+    if machine.gpu_kind != machine.accelerator:
+        name = {"cuda": "CUDA", "rocm": "ROCm"}[machine.gpu_kind]
+        return [f"PyTorch publishes no {name} build for {machine.platform}: this is the CPU build"]
+    return []
+
+
 def _driver_warnings(facts, machine: Machine) -> list[str]:
     nvidia = facts.nvidia
     if nvidia and nvidia.failure:
@@ -303,7 +319,7 @@ def _plan(facts, request, machine, option: Option, rejected_before: list[Option]
     hint = _driver_hint(rejected_before + [option], option, facts)
     if hint:
         reasons.append(hint)
-    warnings = list(extra_warnings or []) + _driver_warnings(facts, machine)
+    warnings = list(extra_warnings or []) + _driver_warnings(facts, machine) + _unusable_gpu(machine)
     if machine.accelerator == "cuda" and not machine.ccs:
         warnings.append("could not tell the GPU's compute capability; kernels for it are not checked")
     if machine.platform == "macos_x86_64":
