@@ -179,3 +179,12 @@ def test_candidates_agree_with_the_plan():
     assert (fitting[0].version, fitting[0].build) == ("2.21.0", "cu125")
     mac = evaluate_all(facts_of("apple-silicon"), PlanRequest("tensorflow"))
     assert next(c for c in mac if c.build == "metal" and c.fits).version == "2.18.1"
+
+
+def test_a_cuda_version_picks_the_releases_built_with_it():
+    p = plan("t4-r550-py310", cuda="11.8")
+    assert (p.version, p.build) == ("2.14.1", "cu118")
+    assert p.commands[-1][-1] == "tensorflow[and-cuda]==2.14.1"
+    none = plan("a100-current", cuda="13.0")
+    assert none.version is None
+    assert none.steps == ("no TensorFlow release is built with CUDA 13; TensorFlow's CUDA builds use CUDA 11 and 12",)

@@ -171,6 +171,11 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
     if kinds == ["gpu"] and want == "gpu":
         major = cuda_major(request.cuda)
         spec_releases = [r for r in releases(spec) if major is None or r.cuda.split(".")[0] == major]
+        if not spec_releases:
+            built = sorted({r.cuda.split(".")[0] for r in matrix.releases()}, key=int)
+            return _nothing(request, python, [], [f"no TensorFlow release is built with CUDA {major}"
+                                                  f"{' in the requested versions' if spec else ''}; TensorFlow's "
+                                                  f"CUDA builds use CUDA {' and '.join(built)}"], notes)
     else:
         spec_releases = releases(spec)
     ccs = common.unique(common.gpu_capabilities(facts))
