@@ -12,6 +12,7 @@ aarch64 wheel. conda uses conda-forge (`pytorch` + `cuda-version`), never the `p
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -242,7 +243,8 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
     return _nothing(request, machine, judged, _fixes(judged, machine, tag, spec, facts), _driver_warnings(facts, machine))
 
 
-def _packages(release: matrix.Release, facts, pins: bool = True) -> list[str]:
+def _packages(release: matrix.Release, facts) -> list[str]:
+    """torch and its companions from the same build, pinned (torchaudio only where it still exists)."""
     installed = facts.python.packages or {}
     packages = [f"torch=={release.version}"]
     if release.torchvision:
@@ -250,7 +252,7 @@ def _packages(release: matrix.Release, facts, pins: bool = True) -> list[str]:
     same_series_audio = release.torchaudio and matrix.series_of(release.torchaudio) == release.series
     if release.torchaudio and (same_series_audio or "torchaudio" in installed):
         packages.append(_requirement("torchaudio", release.torchaudio))
-    return packages if pins else [p.split("==")[0] for p in packages]
+    return packages
 
 
 def _requirement(name: str, version: str) -> str:
@@ -429,12 +431,12 @@ def _choose_jetson(facts, request, machine: Machine, spec) -> InstallPlan:
         if spec is not None and version and not spec.contains(version.split("+")[0], prereleases=True):
             problems.append((f"JetPack {jetpack} {source.kind}", f"has torch {version}, not {request.version}"))
             continue
-        return _jetson_plan(facts, request, machine, source, jetpack, version, problems)
+        return _jetson_plan(facts, request, machine, source, jetpack, version, problems, spec)
     python_fix = next((s.python for s in sources if s.available and s.python), None)
     steps = [f"use Python {python_fix} (the JetPack {jetpack} system python3) in a venv: "
              f"python3 -m venv --system-site-packages ~/venv"] if python_fix else []
     plan = _nothing(request, machine, [], steps, [])
-    return InstallPlan(**{**plan.__dict__, "rejected": tuple(common.rejected(c, w) for c, w in problems)})
+    return dataclasses.replace(plan, rejected=tuple(common.rejected(c, w) for c, w in problems))
 
 
 def _jetson_version(source) -> Optional[str]:
@@ -447,18 +449,20 @@ def _jetson_build(source, jetpack: Optional[str], facts) -> str:
     return f"jp{line}-cu{cuda.replace('.', '')}" if cuda else f"jp{line}"
 
 
-def _jetson_plan(facts, request, machine, source, jetpack, version, rejected) -> InstallPlan:
+def _jetson_plan(facts, request, machine, source, jetpack, version, rejected, spec=None) -> InstallPlan:
     python = facts.python.executable or "python3"
     if source.wheel_url:
         commands, steps = render(FRAMEWORK, f"jetson-{request.manager}-wheel", python=python,
                                  wheel_url=source.wheel_url)
         index_url = None
     else:
-        packages = ["torch", "torchvision"] if not version else [f"torch=={version}", "torchvision"]
+        torch = f"torch=={version}" if version else f"torch{spec}" if spec else "torch"
+        packages = [torch, "torchvision"]
         commands, steps = render(FRAMEWORK, f"jetson-{request.manager}-index", python=python,
                                  packages=packages, index_url=source.index_url)
         index_url = source.index_url
-    reasons = [f"Jetson {facts.jetson.model if facts.jetson and facts.jetson.model else ''} on JetPack {jetpack}: "
+    model = facts.jetson.model if facts.jetson and facts.jetson.model else "Jetson"
+    reasons = [f"{model} on JetPack {jetpack}: "
                f"PyTorch comes from the JetPack-matched source ({source.kind}), never a generic aarch64 wheel",
                f"source: {source.wheel_url or source.index_url}"]
     if source.note:
@@ -471,7 +475,7 @@ def _jetson_plan(facts, request, machine, source, jetpack, version, rejected) ->
                         "at the release matching this torch")
     warnings += _env_warnings(facts)
     return InstallPlan(
-        framework=FRAMEWORK, version=version or "latest", build=_jetson_build(source, jetpack, facts),
+        framework=FRAMEWORK, version=version or request.version or "latest", build=_jetson_build(source, jetpack, facts),
         python=machine.python, manager=request.manager, index_url=index_url, commands=commands,
         reasons=tuple(r for r in reasons if r), rejected=tuple(common.rejected(c, w) for c, w in rejected),
         warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
@@ -498,7 +502,7 @@ def _jetson_official(facts, request, machine, spec, source, jetpack) -> InstallP
             plan = _plan(facts, request, machine, option, judged[:-1])
             reasons = (f"Jetson on JetPack {jetpack}: the official SBSA {tag} wheels carry kernels for this GPU",
                        ) + plan.reasons
-            return InstallPlan(**{**plan.__dict__, "reasons": reasons, "index_url": source.index_url})
+            return dataclasses.replace(plan, reasons=reasons, index_url=source.index_url)
     return _nothing(request, machine, judged, [], [])
 
 
@@ -533,8 +537,8 @@ def _choose_conda(facts, request, machine: Machine, spec, tag) -> InstallPlan:
             rejected.append(common.rejected(f"conda-forge pytorch {row.series} cuda {cuda}",
                                             "; ".join(([] if check else [check.why]) + bad)))
         if chosen_cuda is None:
-            return InstallPlan(**{**_nothing(request, machine, [], ["use --manager pip, or --cuda cpu"], []).__dict__,
-                                  "rejected": tuple(rejected)})
+            return dataclasses.replace(_nothing(request, machine, [], ["use --manager pip, or --cuda cpu"], []),
+                                       rejected=tuple(rejected))
     series = row.series
     if chosen_cuda:
         packages = [f"pytorch={series}=cuda*", "torchvision", f"cuda-version={chosen_cuda}"]
