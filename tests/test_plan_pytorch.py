@@ -273,3 +273,11 @@ def test_amd_gpu_on_windows_gets_the_cpu_build_with_a_warning():
     p = make_plan(type(load_facts(MACHINES / "amd-mi300.json")).from_dict(facts), PlanRequest("pytorch"))
     assert (p.version, p.build, p.index_url) == ("2.15.0", "cpu", None)  # the registry's Windows wheel is CPU
     assert p.warnings == ("PyTorch publishes no ROCm build for windows_amd64: this is the CPU build",)
+
+
+def test_macos_13_stops_at_the_last_release_for_macos_11_wheels():
+    facts = load_facts(MACHINES / "apple-silicon.json").to_dict()
+    facts["host"]["os_version"] = "13.6.1"
+    p = make_plan(type(load_facts(MACHINES / "apple-silicon.json")).from_dict(facts), PlanRequest("pytorch"))
+    assert (p.version, p.build, p.index_url) == ("2.11.0", "mps", None)
+    assert p.rejected[0].why == "needs macOS ≥ 14.0, you have 13.6.1"
