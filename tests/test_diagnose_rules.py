@@ -165,3 +165,19 @@ def test_cudnn_rule(loaded, built, ok):
 def test_driver_versions_compare_numerically():
     assert driver_at_least("570.124.04", "525.60.13") and not driver_at_least("470.182.03", "525.60.13")
     assert driver_at_least("572.83", "528.33") and driver_at_least("580.95.05", "580")
+
+
+def test_a_conda_torch_is_not_judged_by_the_pip_index_arch_lists():
+    facts = machine("diag-gtx1080-cu128")
+    conda_python = dataclasses.replace(facts.python, env_kind="conda",
+                                       conda_packages={"pytorch": "2.8.0", "cuda-version": "12.8"},
+                                       packages={"torch": "2.8.0", "numpy": "2.1.3"})
+    assert "gpu-arch-unsupported" not in codes(dataclasses.replace(facts, python=conda_python))
+
+
+def test_a_conda_torch_still_gets_its_driver_checked():
+    facts = machine("diag-driver-old")
+    conda_python = dataclasses.replace(facts.python, env_kind="conda",
+                                       conda_packages={"pytorch": "2.5.1", "pytorch-cuda": "12.4"},
+                                       packages={"torch": "2.5.1", "numpy": "2.1.3"})
+    assert "driver-too-old" in codes(dataclasses.replace(facts, python=conda_python))

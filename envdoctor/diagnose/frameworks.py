@@ -35,6 +35,11 @@ def torch_build(facts: Facts) -> tuple[Optional[str], Optional[str], str]:
     tag = local_tag(version)
     if tag and (tag == "cpu" or tag.startswith(("cu", "rocm", "xpu"))):
         return version, tag, f"python.packages.torch={version}"
+    conda = facts.python.conda_packages
+    if conda.get("pytorch"):  # a conda build: its CUDA comes from pytorch-cuda / cuda-version, not the registry
+        cuda = conda.get("pytorch-cuda") or conda.get("cuda-version")
+        build = "cu" + "".join(cuda.split(".")[:2]) if cuda else None
+        return version, build, f"conda packages pytorch {conda['pytorch']}" + (f", CUDA {cuda}" if cuda else "")
     default = knowledge.torch_default_build(str(public(version)), platform_key(facts))
     return version, default, f"registry default build of torch {public(version)} on {platform_key(facts)}"
 

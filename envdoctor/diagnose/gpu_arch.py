@@ -30,6 +30,8 @@ def _torch(facts: Facts) -> Iterable[Finding]:
     if not version or not build or not build.startswith("cu"):
         return
     arch_list, source = _torch_arch_list(facts, version, build)
+    if how.startswith("conda") and source != "torch.cuda.get_arch_list()":
+        return  # conda builds have their own arch lists; only the deep probe knows them
     if not arch_list:
         return
     verdicts = [(i, name, cc, runs(arch_list, cc)) for i, name, cc in gpu_ccs(facts)]
