@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import re
-import sys
 from typing import Optional
 
 from envdoctor import proc

@@ -184,7 +184,7 @@ def probe(ctx) -> Optional[Nvidia]:
         return None
     return Nvidia(
         driver_version=driver,
-        driver_cuda=_first([(from_nvml.cuda, ""), (header.cuda, "")])[0],
+        driver_cuda=from_nvml.cuda or header.cuda,
         source=source,
         driver_kind=kind,
         gpus=gpus,
