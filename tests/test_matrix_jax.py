@@ -80,7 +80,7 @@ def test_registry_fields_match_the_recorded_registry():
     assert {r["version"] for r in rows} == set(derived)
     for row in rows:
         got = derived[row["version"]]
-        for key in ("date", "requires_python", "jaxlib", "wheels", "cuda12_wheels", "cuda13_wheels"):
+        for key in ("date", "requires_python", "jaxlib", "wheels", "cuda12_wheels", "cuda13_wheels", "glibc"):
             assert row.get(key) == got.get(key), (row["version"], key)
 
 

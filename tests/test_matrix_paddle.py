@@ -61,6 +61,7 @@ def test_registry_fields_match_the_recorded_registry():
         got = derived[row["version"]]
         assert row["date"] == got["date"] and row["wheels"] == got["wheels"], row["version"]
         assert row.get("registry_gpu_wheels", {}) == got["registry_gpu_wheels"], row["version"]
+        assert row.get("glibc", {}) == got["glibc"], row["version"]
 
 
 def _broken(tmp_path, old, new):

@@ -57,6 +57,12 @@ def test_stub_wheels_and_their_providers():
     assert tf_matrix.release("2.18.1").stub_for == {}
 
 
+def test_glibc_from_the_manylinux_tags():
+    assert tf_matrix.release("2.21.0").glibc == "2.27"  # first release tagged manylinux_2_27
+    assert tf_matrix.release("2.20.0").glibc == "2.17"
+    assert tf_matrix.release("2.20.0").glibc_for("windows_amd64") is None
+
+
 def test_gpu_minimum_follows_the_arch_list():
     assert tf_matrix.min_gpu_capability(tf_matrix.release("2.16.2")) == "5.0"
     assert tf_matrix.min_gpu_capability(tf_matrix.release("2.17.0")) == "6.0"
@@ -92,6 +98,7 @@ def test_registry_fields_match_the_recorded_registry():
         assert (row["date"], row["requires_python"], row["wheels"]) == (got["date"], got["requires_python"],
                                                                           got["wheels"]), row["version"]
         assert sorted(row.get("stub_for", {})) == sorted(got["stubs"]), row["version"]
+        assert row.get("glibc", {}) == got["glibc"], row["version"]
 
 
 @pytest.mark.parametrize("version", ["2.19.1", "2.20.0", "2.21.0"])
@@ -112,6 +119,9 @@ def test_wheel_name_parsing():
     assert derive.wheel_platforms(files) == {"linux_x86_64": ["3.13"], "linux_aarch64": ["3.7"],
                                              "windows_amd64": ["3.11"], "macos_arm64": ["3.14t"]}
     assert derive.stub_platforms(files) == ["linux_aarch64", "windows_amd64"]
+    assert derive.wheel_glibc(files) == {"linux_x86_64": "2.27", "linux_aarch64": "2.17"}
+    assert derive.glibc_of("manylinux_2_17_x86_64.manylinux2014_x86_64") == "2.17"
+    assert derive.glibc_of("manylinux1_x86_64") == "2.5" and derive.glibc_of("win_amd64") is None
 
 
 # --- broken copies ---------------------------------------------------------------------------------

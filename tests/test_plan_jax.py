@@ -134,3 +134,12 @@ def test_candidates_agree_with_the_plan():
     first = next(c for c in cands if c.fits)
     assert (first.version, first.build) == ("0.12.0.1", "cuda12")
     assert next(c for c in cands if c.build == "cuda13").verdict == "driver"
+
+
+def test_an_old_glibc_gets_an_older_patch_of_the_same_series():
+    facts = facts_of("cpu-only")
+    facts = dataclasses.replace(facts, host=dataclasses.replace(facts.host, glibc="2.17"))
+    p = plan("cpu-only", facts)
+    # jaxlib is tagged manylinux_2_27 from 0.7.1; 0.7.0 (manylinux2014) is the newest that installs
+    assert (p.version, p.build) == ("0.7.0", "cpu")
+    assert any(r.candidate == "jax 0.7.2 cpu" and "needs glibc ≥ 2.27" in r.why for r in p.rejected)

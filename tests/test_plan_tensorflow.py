@@ -188,3 +188,11 @@ def test_a_cuda_version_picks_the_releases_built_with_it():
     none = plan("a100-current", cuda="13.0")
     assert none.version is None
     assert none.steps == ("no TensorFlow release is built with CUDA 13; TensorFlow's CUDA builds use CUDA 11 and 12",)
+
+
+def test_an_old_glibc_keeps_the_manylinux_2_27_release_out():
+    facts = facts_of("cpu-only")
+    facts = dataclasses.replace(facts, host=dataclasses.replace(facts.host, glibc="2.17"))
+    p = plan("cpu-only", facts)
+    assert p.version == "2.20.0"
+    assert p.rejected[0].why == "needs glibc ≥ 2.27, you have 2.17"

@@ -5,6 +5,7 @@ Accessors (a broken file is a MatrixError naming the file and the row):
 - `releases()`: releases of the last two years, newest first, as `Release`; `release(version)`.
 - `Release.pythons(platform)`: Python versions with a jaxlib wheel ("3.13t" = free-threaded);
   `Release.plugin_pythons(extra, platform)`: the same for a CUDA plugin (`cuda12`, `cuda13`).
+- `Release.glibc` / `glibc_for(platform)`: the glibc jaxlib's Linux wheels ask for.
 - `Release.jaxlib`: the jaxlib (= plugin = PJRT) version `jax[cudaNN]==version` installs.
 - `plugin_for(extra, version)`: the `Plugin` row (CUDA it is built with, cuDNN pin, driver and GPU
   minimums, ahead-of-time kernels) for one extra and jax version, or None.
@@ -26,8 +27,8 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.matrix import gpus
 from envdoctor.matrix.loader import MatrixError, load
-from envdoctor.matrix.tensorflow import (PLATFORMS, Hazard, _check_platforms, _check_pythons, _check_spec,
-                                         _describe, _where, parse_hazards)
+from envdoctor.matrix.tensorflow import (PLATFORMS, Hazard, _check_glibc, _check_platforms, _check_pythons,
+                                         _check_spec, _describe, _where, parse_hazards)
 
 FILE = "jax.toml"
 CUDA_EXTRAS = ("cuda13", "cuda12")  # preference order: JAX recommends CUDA 13
@@ -44,7 +45,15 @@ class Release:
     extras: tuple[str, ...]
     wheels: Mapping[str, tuple[str, ...]]
     plugin_wheels: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)  # extra -> wheels
+    glibc_by_platform: Mapping[str, str] = field(default_factory=dict)  # jaxlib's manylinux tags
     source: str = ""
+
+    @property
+    def glibc(self) -> Optional[str]:
+        return self.glibc_by_platform.get("linux_x86_64")
+
+    def glibc_for(self, platform: Optional[str]) -> Optional[str]:
+        return self.glibc_by_platform.get(platform or "")
 
     def pythons(self, platform: Optional[str]) -> tuple[str, ...]:
         return self.wheels.get(platform or "", ())
@@ -168,7 +177,8 @@ def _release(row: dict[str, Any], index: int, filename: str) -> Release:
                          for extra in ("cuda12", "cuda13") if f"{extra}_wheels" in row}
         item = Release(row["version"], row["date"], row.get("requires_python"), row["jaxlib"],
                        row["jaxlib_requirement"], row.get("numpy"), tuple(row.get("extras", ())),
-                       {k: tuple(v) for k, v in row["wheels"].items()}, plugin_wheels, row["source"])
+                       {k: tuple(v) for k, v in row["wheels"].items()}, plugin_wheels,
+                       dict(row.get("glibc", {})), row["source"])
     except (KeyError, TypeError, AttributeError, InvalidVersion) as exc:
         raise MatrixError(f"{where}: {_describe(exc)}") from None
     _check_spec(where, "jaxlib_requirement", item.jaxlib_requirement)
@@ -179,6 +189,7 @@ def _release(row: dict[str, Any], index: int, filename: str) -> Release:
         raise MatrixError(f"{where}: jaxlib {item.jaxlib} is outside jaxlib_requirement {item.jaxlib_requirement}")
     _check_platforms(where, list(item.wheels))
     _check_pythons(where, item.wheels)
+    _check_glibc(where, item.glibc_by_platform)
     for extra, wheels in item.plugin_wheels.items():
         _check_platforms(where, list(wheels))
         _check_pythons(where, wheels)

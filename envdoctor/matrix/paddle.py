@@ -27,8 +27,8 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.matrix import drivers, gpus
 from envdoctor.matrix.loader import MatrixError, load
-from envdoctor.matrix.tensorflow import (Hazard, _check_platforms, _check_pythons, _check_spec, _describe,
-                                         _where, parse_hazards)
+from envdoctor.matrix.tensorflow import (Hazard, _check_glibc, _check_platforms, _check_pythons, _check_spec,
+                                         _describe, _where, parse_hazards)
 
 FILE = "paddle.toml"
 
@@ -43,7 +43,17 @@ class Release:
     bundles_cuda: bool
     registry_gpu_wheels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     registry_gpu_build: Optional[str] = None
+    glibc_by_platform: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
+
+    @property
+    def glibc(self) -> Optional[str]:
+        """The glibc the registry's Linux x86_64 CPU wheel tag asks for (manylinux1 = 2.5 understates:
+        Paddle also needs libstdc++ newer than 3.4.25)."""
+        return self.glibc_by_platform.get("linux_x86_64")
+
+    def glibc_for(self, platform: Optional[str]) -> Optional[str]:
+        return self.glibc_by_platform.get(platform or "")
 
     @property
     def series(self) -> str:
@@ -182,12 +192,13 @@ def _release(row: dict[str, Any], index: int, filename: str, builds: Mapping[str
         item = Release(row["version"], row["date"], {k: tuple(v) for k, v in row["wheels"].items()},
                        tuple(row["builds"]), row["min_compute_capability"], bool(row["bundles_cuda"]),
                        {k: tuple(v) for k, v in row.get("registry_gpu_wheels", {}).items()},
-                       row.get("registry_gpu_build"), row["source"])
+                       row.get("registry_gpu_build"), dict(row.get("glibc", {})), row["source"])
         gpus.cc_tuple(item.min_compute_capability)
     except (KeyError, TypeError, AttributeError, ValueError, InvalidVersion) as exc:
         raise MatrixError(f"{where}: {_describe(exc)}") from None
     _check_platforms(where, list(item.wheels) + list(item.registry_gpu_wheels))
     _check_pythons(where, item.wheels)
+    _check_glibc(where, item.glibc_by_platform)
     for build_id in item.builds:
         if build_id not in builds:
             raise MatrixError(f"{where}: build {build_id} has no [[build]] row")

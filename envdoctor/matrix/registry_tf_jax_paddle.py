@@ -13,6 +13,7 @@ Derived fields:
 - ``wheels``: platform key -> Python versions with a wheel, from wheel file names
   (``cp312`` -> "3.12", free-threaded ``cp313t`` -> "3.13t"); platform keys are
   linux_x86_64, linux_aarch64, windows_amd64, macos_arm64, macos_x86_64 (as envdoctor.plan.common).
+- ``glibc``: Linux platform key -> the glibc its wheels' manylinux tags ask for.
 - ``date`` (first upload), ``requires_python``; ``stubs``: platforms whose wheels are empty shells
   that depend on another distribution.
 - from Requires-Dist: the pins of an extra (``and-cuda``, ``with-cuda``) and of plain dependencies.
@@ -77,6 +78,38 @@ def wheel_platforms(files: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
     return {key: sorted(found[key], key=_python_sort_key) for key in PLATFORM_KEYS if key in found}
 
 
+_MANYLINUX_LEGACY = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+
+
+def glibc_of(platform_tag: str) -> Optional[str]:
+    """The glibc a Linux wheel's platform tag asks for: 'manylinux_2_27_x86_64' -> '2.27',
+    'manylinux2014_aarch64' -> '2.17'; of dotted alternatives the lowest (any one satisfies pip)."""
+    found = []
+    for tag in platform_tag.split("."):
+        m = re.match(r"manylinux_(\d+)_(\d+)_", tag)
+        if m:
+            found.append((int(m.group(1)), int(m.group(2))))
+        for legacy, glibc in _MANYLINUX_LEGACY.items():
+            if tag.startswith(legacy + "_"):
+                found.append(tuple(int(p) for p in glibc.split(".")))
+    return ".".join(str(p) for p in min(found)) if found else None
+
+
+def wheel_glibc(files: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Linux platform key -> the highest glibc any of the release's wheels there asks for."""
+    needed: dict[str, tuple[int, ...]] = {}
+    for entry in files:
+        name = entry.get("filename", "")
+        if not name.endswith(".whl") or entry.get("yanked"):
+            continue
+        plat_tag = name[:-4].split("-")[-1]
+        key, glibc = platform_key(plat_tag), glibc_of(plat_tag)
+        if key and key.startswith("linux") and glibc:
+            value = tuple(int(p) for p in glibc.split("."))
+            needed[key] = max(needed.get(key, value), value)
+    return {key: ".".join(str(p) for p in needed[key]) for key in PLATFORM_KEYS if key in needed}
+
+
 def stub_platforms(files: Iterable[dict[str, Any]], max_bytes: int = 5_000_000) -> list[str]:
     """Platforms whose wheels are all tiny: stubs that only depend on another distribution
     (TensorFlow's tensorflow-intel / tensorflow-cpu-aws / tensorflow-macos arrangement)."""
@@ -118,6 +151,7 @@ def release_rows(doc: dict[str, Any], since: str, include_pre: bool = False) -> 
             "requires_python": requires[0] if len(requires) == 1 else None,
             "wheels": wheel_platforms(live),
             "stubs": stub_platforms(live),
+            "glibc": wheel_glibc(live),
         })
     rows.sort(key=lambda r: Version(r["version"]))
     return rows
@@ -140,7 +174,8 @@ def jax_rows(jax_doc: dict[str, Any], jaxlib_doc: dict[str, Any],
         older = [v for v in libs if Version(v) <= Version(row["version"])]
         jaxlib = max(older, key=Version) if older else None
         item = {"version": row["version"], "date": row["date"], "requires_python": row["requires_python"],
-                "jaxlib": jaxlib, "wheels": libs[jaxlib]["wheels"] if jaxlib else {}}
+                "jaxlib": jaxlib, "wheels": libs[jaxlib]["wheels"] if jaxlib else {},
+                "glibc": libs[jaxlib]["glibc"] if jaxlib else {}}
         for extra, found in plugins.items():
             if jaxlib in found:
                 item[f"{extra}_wheels"] = found[jaxlib]["wheels"]

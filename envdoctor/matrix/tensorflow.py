@@ -7,6 +7,7 @@ the file and the row):
 - `release(version)`: one release or None.
 - `Release.pythons(platform)`: Python versions with a wheel on a platform key
   (`linux_x86_64` – WSL2 too –, `linux_aarch64`, `windows_amd64`, `macos_arm64`, `macos_x86_64`).
+- `Release.glibc` / `Release.glibc_for(platform)`: the glibc the Linux wheels' manylinux tag asks for.
 - `Release.has_gpu(platform)`: whether that platform's wheel has CUDA kernels.
 - `Release.and_cuda`: what `tensorflow[and-cuda]` pins (nvidia-* → specifier); empty before 2.14.
 - `Release.stub_for`: platform → the distribution that really holds TensorFlow there
@@ -48,11 +49,20 @@ class Release:
     keras: Optional[str]
     and_cuda: Mapping[str, str] = field(default_factory=dict)
     stub_for: Mapping[str, str] = field(default_factory=dict)
+    glibc_by_platform: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
 
     @property
     def series(self) -> str:
         return ".".join(self.version.split(".")[:2])
+
+    @property
+    def glibc(self) -> Optional[str]:
+        """The glibc the Linux x86_64 wheel asks for (its manylinux tag)."""
+        return self.glibc_by_platform.get("linux_x86_64")
+
+    def glibc_for(self, platform: Optional[str]) -> Optional[str]:
+        return self.glibc_by_platform.get(platform or "")
 
     def pythons(self, platform: Optional[str]) -> tuple[str, ...]:
         return self.wheels.get(platform or "", ())
@@ -191,10 +201,12 @@ def _release(row: dict[str, Any], index: int, filename: str) -> Release:
             wheels=wheels, cuda=row["cuda"], cudnn=row["cudnn"],
             gpu_platforms=tuple(row["gpu_platforms"]), gpu_archs=tuple(row["gpu_archs"]),
             numpy=row.get("numpy"), keras=row.get("keras"), and_cuda=dict(row.get("and_cuda", {})),
-            stub_for=dict(row.get("stub_for", {})), source=row["source"])
+            stub_for=dict(row.get("stub_for", {})), glibc_by_platform=dict(row.get("glibc", {})),
+            source=row["source"])
     except (KeyError, TypeError, AttributeError, InvalidVersion) as exc:
         raise MatrixError(f"{where}: {_describe(exc)}") from None
     _check_platforms(where, list(item.wheels) + list(item.gpu_platforms) + list(item.stub_for))
+    _check_glibc(where, item.glibc_by_platform)
     _check_pythons(where, item.wheels)
     for platform in item.gpu_platforms:
         if platform not in item.wheels:
@@ -267,6 +279,14 @@ def _check_platforms(where: str, platforms: list[str]) -> None:
     for platform in platforms:
         if platform not in PLATFORMS:
             raise MatrixError(f"{where}: unknown platform {platform!r} (one of {', '.join(PLATFORMS)})")
+
+
+def _check_glibc(where: str, glibc: Mapping[str, str]) -> None:
+    _check_platforms(where, list(glibc))
+    for platform, value in glibc.items():
+        parts = str(value).split(".")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise MatrixError(f"{where}: glibc for {platform} {value!r} is not a version like '2.17'")
 
 
 def _check_pythons(where: str, wheels: Mapping[str, tuple[str, ...]]) -> None:

@@ -179,3 +179,16 @@ def target_env_warnings(facts) -> list[str]:
     if kind == "conda-base":
         return ["the target is the conda base environment; create an environment first (conda create -n NAME python)"]
     return []
+
+
+def glibc_too_old(facts, needed: Optional[str]) -> Optional[str]:
+    """'needs glibc ≥ 2.27, you have 2.17' when a Linux wheel's manylinux tag is newer than the host's glibc."""
+    have = facts.host.glibc if facts.host.os == "linux" else None
+    if not have or not needed:
+        return None
+    try:
+        if drivers.version_tuple(have)[:2] < drivers.version_tuple(needed)[:2]:
+            return f"needs glibc ≥ {needed}, you have {have}"
+    except ValueError:
+        return None
+    return None

@@ -67,11 +67,17 @@ def wanted(cuda: str) -> Optional[list[str]]:
 
 
 def releases(spec) -> list[matrix.Release]:
-    """Newest first, the newest patch of each series the version request allows."""
+    """Every release the version request allows, newest first (an older patch may fit where the
+    newest of its series does not, e.g. a manylinux tag that needs a newer glibc)."""
+    return [r for r in matrix.releases() if spec is None or spec.contains(r.version, prereleases=True)]
+
+
+def series_heads(spec) -> list[matrix.Release]:
+    """Newest first, the newest patch of each series the version request allows (the matrix view)."""
     chosen, seen = [], set()
-    for r in matrix.releases():
+    for r in releases(spec):
         series = ".".join(r.version.split(".")[:2])
-        if (spec is None or spec.contains(r.version, prereleases=True)) and series not in seen:
+        if series not in seen:
             seen.add(series)
             chosen.append(r)
     return chosen
@@ -86,6 +92,9 @@ def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list
         option.problems.append(("platform", f"no jaxlib wheel for {platform}"))
     elif python and python not in have:
         option.problems.append(("python", f"no jaxlib wheel for Python {python} (has {_span(have)})"))
+    glibc = common.glibc_too_old(facts, release.glibc_for(platform))
+    if glibc:
+        option.problems.append(("platform", glibc))
     if option.gpu:
         _judge_plugin(option, facts, platform, python, ccs)
     return option
@@ -264,8 +273,18 @@ def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
 
 
 def _rejections(options: list[Option]) -> tuple:
-    return common.dedupe_rejections((common.rejected(o.name, "; ".join(w for _, w in o.problems))
-                                     for o in options if o.problems), limit=15)
+    """One line per rejected option; an older patch rejected for the same reason as the newer one of
+    its series is left out."""
+    seen, kept = set(), []
+    for o in options:
+        if not o.problems:
+            continue
+        why = "; ".join(w for _, w in o.problems)
+        key = (".".join(o.release.version.split(".")[:2]), o.build, why)
+        if key not in seen:
+            seen.add(key)
+            kept.append(common.rejected(o.name, why))
+    return common.dedupe_rejections(kept, limit=15)
 
 
 def _nothing(request, python, judged, steps, notes) -> InstallPlan:
@@ -323,7 +342,7 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
     ccs = common.unique(common.gpu_capabilities(facts))
     has_gpu = bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
     out = []
-    for release in releases(spec):
+    for release in series_heads(spec):
         for build in builds:
             if build != "cpu" and not release.plugin_wheels.get(build):
                 continue

@@ -71,11 +71,17 @@ def wanted(cuda: str) -> Optional[str]:
 
 
 def releases(spec) -> list[matrix.Release]:
-    """Newest first, the newest patch of each series the version request allows."""
+    """Every release the version request allows, newest first (an older patch may fit where the
+    newest of its series does not, e.g. a manylinux tag that needs a newer glibc)."""
+    return [r for r in matrix.releases() if spec is None or spec.contains(r.version, prereleases=True)]
+
+
+def series_heads(spec) -> list[matrix.Release]:
+    """Newest first, the newest patch of each series the version request allows (the matrix view)."""
     chosen, seen = [], set()
-    for r in matrix.releases():
+    for r in releases(spec):
         series = ".".join(r.version.split(".")[:2])
-        if (spec is None or spec.contains(r.version, prereleases=True)) and series not in seen:
+        if series not in seen:
             seen.add(series)
             chosen.append(r)
     return chosen
@@ -226,8 +232,18 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
 
 
 def _rejections(options: list[Option]) -> tuple:
-    return common.dedupe_rejections((common.rejected(o.name, "; ".join(w for _, w in o.problems))
-                                     for o in options if o.problems), limit=15)
+    """One line per rejected option; an older patch rejected for the same reason as the newer one of
+    its series is left out."""
+    seen, kept = set(), []
+    for o in options:
+        if not o.problems:
+            continue
+        why = "; ".join(w for _, w in o.problems)
+        key = (".".join(o.release.version.split(".")[:2]), o.build, why)
+        if key not in seen:
+            seen.add(key)
+            kept.append(common.rejected(o.name, why))
+    return common.dedupe_rejections(kept, limit=15)
 
 
 def _nothing(request, python, judged, steps, notes) -> InstallPlan:
@@ -296,7 +312,7 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
     ccs = common.unique(common.gpu_capabilities(facts))
     nvidia = bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
     out = []
-    for release in releases(spec):
+    for release in series_heads(spec):
         builds = ([] if want == "cpu" else builds_to_try(release, want)) + ([] if want not in (None, "cpu") else ["cpu"])
         for build in builds:
             option = judge(Option(release, build), facts, platform, python, ccs)

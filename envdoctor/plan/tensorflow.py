@@ -73,14 +73,19 @@ def cuda_major(cuda: str) -> Optional[str]:
 
 
 def releases(spec) -> list[matrix.Release]:
-    """Newest first, the newest patch of each series the version request allows."""
+    """Every release the version request allows, newest first (an older patch may fit where the
+    newest of its series does not, e.g. a manylinux tag that needs a newer glibc)."""
+    return [r for r in matrix.releases() if spec is None or spec.contains(r.version, prereleases=True)]
+
+
+def series_heads(spec) -> list[matrix.Release]:
+    """Newest first, the newest patch of each series the version request allows (the matrix view)."""
     chosen, seen = [], set()
-    for release in matrix.releases():
-        if spec is not None and not spec.contains(release.version, prereleases=True):
-            continue
-        if release.series not in seen:
-            seen.add(release.series)
-            chosen.append(release)
+    for r in releases(spec):
+        series = ".".join(r.version.split(".")[:2])
+        if series not in seen:
+            seen.add(series)
+            chosen.append(r)
     return chosen
 
 
@@ -93,6 +98,9 @@ def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list
         option.problems.append(("platform", f"no wheel for {platform}"))
     elif python and python not in have:
         option.problems.append(("python", f"no wheel for Python {python} on {platform} (has {have[0]}–{have[-1]})"))
+    glibc = common.glibc_too_old(facts, release.glibc_for(platform))
+    if glibc:
+        option.problems.append(("platform", glibc))
     if option.gpu:
         _judge_gpu(option, facts, platform, ccs)
     if option.build == "metal":
@@ -339,8 +347,18 @@ def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
 
 
 def _rejections(options: list[Option]) -> tuple:
-    return common.dedupe_rejections((common.rejected(o.name, "; ".join(w for _, w in o.problems))
-                                     for o in options if o.problems), limit=15)
+    """One line per rejected option; an older patch rejected for the same reason as the newer one of
+    its series is left out."""
+    seen, kept = set(), []
+    for o in options:
+        if not o.problems:
+            continue
+        why = "; ".join(w for _, w in o.problems)
+        key = (".".join(o.release.version.split(".")[:2]), o.build, why)
+        if key not in seen:
+            seen.add(key)
+            kept.append(common.rejected(o.name, why))
+    return common.dedupe_rejections(kept, limit=15)
 
 
 def _with(plan: InstallPlan, **changes) -> InstallPlan:
@@ -441,7 +459,7 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
     ccs = common.unique(common.gpu_capabilities(facts))
     kinds = {"cpu": ["cpu"], "metal": ["metal"], "gpu": ["gpu"]}.get(want, ["gpu", "metal", "cpu"])
     out = []
-    for release in releases(spec):
+    for release in series_heads(spec):
         for kind in kinds:
             if kind == "gpu" and not release.has_gpu(platform):
                 continue
