@@ -1,6 +1,7 @@
 """`envdoctor explain` end to end: the real CLI in a subprocess, on real logs and recorded machines."""
 
 import json
+import sys
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -67,7 +68,7 @@ def test_usage_errors_exit_2_with_one_line(cli, tmp_path):
 
 
 def test_probes_this_machine_without_facts(cli):
-    r = cli("explain", "Torch not compiled with CUDA enabled", "--json")
+    r = cli("explain", "Torch not compiled with CUDA enabled", "--json", "--python", sys.executable)
     assert r.returncode == 1, r.stderr
     (match,) = json.loads(r.stdout)["matches"]
     assert match["code"] in ("cpu-only-build", "no-gpu-platform", "jetson-wrong-wheel", "rosetta-python")

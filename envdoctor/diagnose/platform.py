@@ -37,7 +37,7 @@ def wsl_gpu_setup(facts: Facts) -> Iterable[Finding]:
     host, nv = facts.host, facts.nvidia
     if not host.wsl:
         return
-    ev = [f"host.wsl=true", f"host.kernel={host.kernel}"]
+    ev = ["host.wsl=true", f"host.kernel={host.kernel}"]
     if host.kernel and "microsoft" in host.kernel.lower() and "wsl2" not in host.kernel.lower():
         yield Finding(
             code="wsl-gpu-setup", severity="warning", section="platform",
@@ -94,7 +94,7 @@ def tf_windows_native_gpu(facts: Facts) -> Iterable[Finding]:
         fix=plan_fix(facts, "tensorflow", f"Install TensorFlow inside WSL2 (`wsl --install -d Ubuntu`, then "
                      f"`python3 -m pip install 'tensorflow[and-cuda]'`), or on Windows pin `tensorflow=={last}.*` "
                      f"with the CUDA and cuDNN it was built for"),
-        evidence=(f"host.os=windows", f"python.packages.{name}={version}", f"nvidia.gpus={len(facts.gpus)}"),
+        evidence=("host.os=windows", f"python.packages.{name}={version}", f"nvidia.gpus={len(facts.gpus)}"),
     )
 
 
