@@ -8,7 +8,7 @@ from packaging.requirements import Requirement
 
 from envdoctor.errors import UsageError
 from envdoctor.facts import load_facts
-from envdoctor.plan import PlanRequest, evaluate_all, make_plan
+from envdoctor.plan import PlanRequest, common, evaluate_all, make_plan
 from envdoctor.plan.pytorch import version_spec, wanted_tag
 
 MACHINES = Path(__file__).parent / "fixtures" / "machines"
@@ -281,3 +281,36 @@ def test_macos_13_stops_at_the_last_release_for_macos_11_wheels():
     p = make_plan(type(load_facts(MACHINES / "apple-silicon.json")).from_dict(facts), PlanRequest("pytorch"))
     assert (p.version, p.build, p.index_url) == ("2.11.0", "mps", None)
     assert p.rejected[0].why == "needs macOS ≥ 14.0, you have 13.6.1"
+
+
+# --- plan.common on recorded machines -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("machine, platform, driver_os, python", [
+    ("rtx5090-r570", "linux_x86_64", "linux", "3.12"),
+    ("wsl2", "linux_x86_64", "windows", "3.12"),
+    ("windows-tf", "windows_amd64", "windows", "3.11"),
+    ("gh200", "linux_aarch64", "linux", "3.12"),
+    ("apple-silicon", "macos_arm64", "linux", "3.12"),
+    ("macos-rosetta", "macos_x86_64", "linux", "3.11"),
+])
+def test_common_target(machine, platform, driver_os, python):
+    facts = load_facts(MACHINES / f"{machine}.json")
+    assert common.target_platform(facts) == platform
+    assert common.driver_os(facts) == driver_os
+    assert common.target_python(facts) == python
+
+
+def test_common_driver_check():
+    assert common.driver_check(load_facts(MACHINES / "rtx5090-r570.json"), "12.8")
+    check = common.driver_check(load_facts(MACHINES / "rtx5090-r570.json"), "13.0")
+    assert not check and check.minimum == "580" and check.why == "needs driver ≥ 580, you have 570.124.04"
+    jetson = common.driver_check(load_facts(MACHINES / "jetson-orin-jp62.json"), "12.6")
+    assert not jetson and "JetPack" in jetson.why  # 540.4.0 is not a desktop driver number
+    assert common.driver_check(load_facts(MACHINES / "cpu-only.json"), "12.8").why == "no NVIDIA driver found"
+
+
+def test_common_gpu_capabilities_fall_back_to_the_name():
+    facts = load_facts(MACHINES / "t4-r550-py310.json").to_dict()
+    facts["nvidia"]["gpus"][0]["compute_capability"] = None  # R470-era nvidia-smi has no compute_cap
+    assert common.gpu_capabilities(type(load_facts(MACHINES / "cpu-only.json")).from_dict(facts)) == ["7.5"]
