@@ -39,17 +39,18 @@ def _jax(ctx):
     return jax, device
 
 
-def init_params(jax, key):
-    k1, k2, k3 = jax.random.split(key, 3)
-    jnp = jax.numpy
+def init_params(jax, seed=SEED):
+    """Parameters drawn with NumPy: eager jax.random calls would each compile an XLA program."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
 
-    def scaled(k, shape, fan_in):
-        return jax.random.normal(k, shape, jnp.float32) * (1.0 / fan_in) ** 0.5
+    def scaled(shape, fan_in):
+        return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
 
     return {
-        "c1": {"w": scaled(k1, (3, 3, 1, 16), 9), "b": jnp.zeros(16)},
-        "c2": {"w": scaled(k2, (3, 3, 16, 32), 9 * 16), "b": jnp.zeros(32)},
-        "d": {"w": scaled(k3, (7 * 7 * 32, 10), 7 * 7 * 32 * 4), "b": jnp.zeros(10)},
+        "c1": {"w": scaled((3, 3, 1, 16), 9), "b": np.zeros(16, np.float32)},
+        "c2": {"w": scaled((3, 3, 16, 32), 9 * 16), "b": np.zeros(32, np.float32)},
+        "d": {"w": scaled((7 * 7 * 32, 10), 7 * 7 * 32 * 4), "b": np.zeros(10, np.float32)},
     }
 
 
@@ -78,10 +79,9 @@ def loss_fn(jax, params, x, y, dtype=None):
 
 
 def synthetic_batch(jax, batch=BATCH):
-    kx, ky = jax.random.split(jax.random.PRNGKey(SEED + 1))
-    x = jax.random.normal(kx, (batch, 28, 28, 1))
-    y = jax.random.randint(ky, (batch,), 0, 10)
-    return x, y
+    import numpy as np
+    rng = np.random.default_rng(SEED + 1)
+    return rng.standard_normal((batch, 28, 28, 1)).astype(np.float32), rng.integers(0, 10, batch).astype(np.int32)
 
 
 def make_step(jax, lr=0.05, dtype=None):
@@ -102,7 +102,7 @@ def jitted_step(jax, dtype=None):
 
 
 def train(jax, device, steps):
-    params = jax.device_put(init_params(jax, jax.random.PRNGKey(SEED)), device)
+    params = jax.device_put(init_params(jax), device)
     x, y = jax.device_put(synthetic_batch(jax), device)
     step = jitted_step(jax)
     losses, durations = [], []
@@ -250,7 +250,7 @@ def amp(ctx):
     jax, device = _jax(ctx)
     jnp = jax.numpy
     dtype = jnp.bfloat16  # XLA supports bf16 on CPUs and on GPUs; fp16 needs loss scaling
-    params = jax.device_put(init_params(jax, jax.random.PRNGKey(SEED)), device)
+    params = jax.device_put(init_params(jax), device)
     x, y = jax.device_put(synthetic_batch(jax), device)
     step = jitted_step(jax, dtype)
     compute_dtype = str(jax.eval_shape(lambda p, x: forward(jax, p, x.astype(dtype)), params, x).dtype)
@@ -287,14 +287,14 @@ def multi(ctx):
     x, y = synthetic_batch(jax, batch=BATCH * n)
     xs = jax.device_put(x, NamedSharding(mesh, P("batch")))
     ys = jax.device_put(y, NamedSharding(mesh, P("batch")))
-    params = jax.device_put(init_params(jax, jax.random.PRNGKey(SEED)), NamedSharding(mesh, P()))
+    params = jax.device_put(init_params(jax), NamedSharding(mesh, P()))
     step = jitted_step(jax)
     start = time.perf_counter()
     new_params, loss, _ = step(params, xs, ys)
     loss = float(loss)
     seconds = round(time.perf_counter() - start, 3)
     cpu = jax.devices("cpu")[0]
-    ref_params, ref_loss, _ = step(jax.device_put(init_params(jax, jax.random.PRNGKey(SEED)), cpu),
+    ref_params, ref_loss, _ = step(jax.device_put(init_params(jax), cpu),
                                                       jax.device_put(x, cpu), jax.device_put(y, cpu))
     max_diff = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
                    for a, b in zip(jax.tree_util.tree_leaves(new_params), jax.tree_util.tree_leaves(ref_params)))

@@ -1,0 +1,88 @@
+"""What `envdoctor smoke` costs on top of the work itself.
+
+Compares, as medians of several runs (wall time, each in a fresh process):
+
+  cnn   `envdoctor smoke torch --checks cnn`  vs  a plain script: import torch + the same CNN workload
+  full  `envdoctor smoke torch`               vs  a plain script: import torch once + every check's work
+
+The plain scripts call the very functions of envdoctor/smoke/checks/torch_checks.py, so the work is
+identical; the difference is envdoctor's start-up, its probe of the machine, and (for `full`) one
+framework import per check, which is the price of running every check in its own process.
+
+    python benchmarks/smoke_overhead.py [--python PATH] [--runs 5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKS_DIR = ROOT / "envdoctor" / "smoke" / "checks"
+
+PLAIN = """
+import sys
+sys.path.insert(0, {checks_dir!r})
+import _harness as h
+import torch_checks as t
+for name in {checks!r}:
+    ctx = h.Context("torch", "auto", 10)
+    ctx.oom_seconds = 60
+    try:
+        t.CHECKS[name](ctx)
+    except h.Skip:
+        pass
+"""
+
+
+def timed(argv: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=900, cwd=ROOT)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0,):
+        raise SystemExit(f"{argv[:4]}... exited with {proc.returncode}")
+    return elapsed
+
+
+def median_of(argv: list[str], runs: int) -> tuple[float, list[float]]:
+    times = [timed(argv) for _ in range(runs)]
+    return statistics.median(times), times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", default=sys.executable, help="target interpreter with torch installed")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    envdoctor = [sys.executable, "-m", "envdoctor", "smoke", "torch", "--python", args.python, "--json"]
+    cases = {
+        "cnn": (envdoctor + ["--checks", "cnn"], ["cnn"]),
+        "full": (envdoctor, ["devices", "cnn", "oom", "repro", "amp", "multi"]),
+    }
+    report = {}
+    timed([args.python, "-c", "import torch"])  # warm the page cache once, for both sides alike
+    for name, (smoke_argv, checks) in cases.items():
+        runs = args.runs if name == "cnn" else max(1, (args.runs + 1) // 2)
+        plain_argv = [args.python, "-c", PLAIN.format(checks_dir=str(CHECKS_DIR), checks=checks)]
+        smoke_median, smoke_times = median_of(smoke_argv, runs)
+        plain_median, plain_times = median_of(plain_argv, runs)
+        report[name] = {"envdoctor_s": round(smoke_median, 3), "plain_s": round(plain_median, 3),
+                        "overhead_s": round(smoke_median - plain_median, 3), "runs": runs,
+                        "envdoctor_runs": [round(t, 3) for t in smoke_times], "plain_runs": [round(t, 3) for t in plain_times]}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    for name, r in report.items():
+        print(f"{name:5} envdoctor {r['envdoctor_s']:7.2f} s   plain script {r['plain_s']:7.2f} s   "
+              f"overhead {r['overhead_s']:+.2f} s   (median of {r['runs']})")
+
+
+if __name__ == "__main__":
+    main()
