@@ -74,6 +74,9 @@ def run(
         _kill(proc)
         out, err = _drain(proc)
         return RunResult(argv, None, out, err, error=f"{Path(argv[0]).name} timed out after {timeout:g} s")
+    except BaseException:  # Ctrl-C: the child runs in its own session and would not see the signal
+        _kill(proc)
+        raise
     return RunResult(argv, proc.returncode, out, err)
 
 
