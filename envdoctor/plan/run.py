@@ -2,10 +2,12 @@
 
 1. Refuse what must not happen silently: a system interpreter or a conda base environment (unless
    --allow-system), or running without a confirmation (no terminal to ask and no --yes).
-2. Before: record the environment's distributions in a state file and say how to restore them.
+2. Before: record the environment's distributions in a state file and say how to restore them
+   (when the plan creates a new conda environment instead: note that it did not exist).
 3. Run each command (an argv list, never a shell string) with a generous timeout, streaming output.
 4. On failure: show the installer's last lines, put back what changed (uninstall what was added,
-   reinstall the previous versions of what was replaced or removed) and say what was done.
+   reinstall the previous versions of what was replaced or removed; or remove the half-made new
+   conda environment) and say what was done.
 5. After: check the planned versions are installed, then import the framework in the target
    interpreter and check it sees the device the plan was made for.
 """
@@ -399,7 +401,8 @@ def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, all
             return 1
     con.print("\n[bold]Checking the result:[/]")
     if not verify(con, plan, target.python, facts):
-        con.print("[red]✗ installed, but the check failed (see above).[/]")
+        con.print("[red]✗ installed, but the check failed (see above); the environment is left as it is "
+                  "so you can look (the restore command is above).[/]", soft_wrap=True)
         return 1
     con.print(f"[bold green]✓ {escape(plan.framework)} {escape(plan.version or '')} ({escape(plan.build or '')}) is installed and works.[/]")
     return 0
