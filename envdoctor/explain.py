@@ -182,13 +182,22 @@ def explain(text: str, facts: Facts) -> Explanation:
 
 def _judge(match: Match, findings: list[Finding], facts: Facts) -> Explained:
     for code in match.signature.codes:
-        confirmed = next((f for f in findings if f.code == code), None)
+        confirmed = next((f for f in findings if f.code == code), None) or _explain_check(code, match, facts)
         if confirmed is not None:
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
     fix: tuple[Fix, ...] = (match.generic_fix,)
     if match.signature.plan_fix and match.signature.framework in _PLANNED:
         fix = _planner_fix(facts, match.signature.framework) + fix
     return Explained(match, match.signature.codes[0], None, fix)
+
+
+def _explain_check(code: str, match: Match, facts: Facts) -> Optional[Finding]:
+    """Checks that only make sense with a log in hand (the framework is not installed yet)."""
+    if code == "python-unsupported" and match.signature.framework in _PLANNED:
+        from envdoctor.diagnose.python import no_release_for_python
+
+        return no_release_for_python(facts, match.signature.framework)
+    return None
 
 
 def _planner_fix(facts: Facts, framework: str) -> tuple[Fix, ...]:

@@ -150,3 +150,23 @@ def test_duplicate_ids_are_refused():
     row = {"id": "x", "framework": "cuda", "pattern": "a", "codes": ["a"], "cause": "c", "fix": "f", "source": "s"}
     with pytest.raises(MatrixError, match="duplicate"):
         parse_signatures({"signature": [row, row]})
+
+
+def _python(facts, version):
+    import dataclasses
+
+    return dataclasses.replace(facts, python=dataclasses.replace(facts.python, version=version, packages={}))
+
+
+def test_no_matching_distribution_is_confirmed_when_no_release_fits_this_python():
+    facts = _python(load_facts(MACHINES / "windows-tf.json"), "3.14.0")
+    (item,) = explain("ERROR: No matching distribution found for tensorflow", facts).matches
+    assert item.code == "python-unsupported" and item.confirmed is not None
+    assert "3.14" in item.confirmed.title
+
+
+def test_no_matching_distribution_on_a_supported_python_is_not_blamed_on_python():
+    facts = _python(load_facts(MACHINES / "windows-tf.json"), "3.12.1")
+    (item,) = explain("ERROR: No matching distribution found for tensorflow", facts).matches
+    assert item.confirmed is None
+    assert any(isinstance(f, tuple) and "tensorflow==" in " ".join(f) for f in item.fix)  # this machine's command

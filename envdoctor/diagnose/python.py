@@ -4,7 +4,7 @@ framework compiled against NumPy 1."""
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import FRAMEWORK_DISTS, FRAMEWORK_NAMES, package, plan_fix, public
@@ -83,3 +83,28 @@ def python_unsupported(facts: Facts) -> Iterable[Finding]:
             evidence=(f"python.version={python}", f"python.packages.{dist}={version}",
                       f"{framework} matrix: wheels for Python {', '.join(supported)}"),
         )
+
+
+def no_release_for_python(facts: Facts, framework: str) -> Optional[Finding]:
+    """python-unsupported for a framework that is not installed: no release has a wheel for this
+    Python on this platform (what `pip install` then reports as "No matching distribution found").
+    Used by `envdoctor explain`; `check` only judges installed frameworks."""
+    python = facts.python.version
+    platform = platform_key(facts)
+    if not python or not platform:
+        return None
+    minor = ".".join(python.split(".")[:2])
+    if knowledge.newest_for_python(framework, minor, platform) is not None:
+        return None
+    if not knowledge.call(framework, "releases"):
+        return None  # no matrix: say nothing
+    name = FRAMEWORK_NAMES[framework]
+    return Finding(
+        code="python-unsupported", severity="error", section="python",
+        title=f"No {name} release has a wheel for Python {minor} on {platform}",
+        detail=(f"pip finds no {name} build for this interpreter, so `pip install` fails with \"No matching "
+                f"distribution found\". Use a Python version {name} publishes wheels for."),
+        fix=plan_fix(facts, framework, f"Create an environment with a Python version {name} supports "
+                     f"(`envdoctor matrix {framework}` lists them) and install there"),
+        evidence=(f"python.version={python}", f"{framework} matrix: no release for Python {minor} on {platform}"),
+    )
