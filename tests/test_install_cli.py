@@ -183,3 +183,11 @@ def test_run_asks_on_a_terminal_and_does_nothing_when_told_no(bare_venv, tmp_pat
     assert f"Run 1 command(s) in {bare_venv}? [y/N]:" in out
     assert out.rstrip().endswith("Nothing was run.")
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command", ["install", "matrix"])
+def test_a_target_interpreter_that_cannot_run_is_a_usage_error(command):
+    result = run_cli(command, "pytorch", "--python", "/nonexistent/bin/python")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("envdoctor: error: cannot run target interpreter /nonexistent/bin/python")
+    assert len(result.stderr.splitlines()) == 1

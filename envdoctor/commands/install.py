@@ -51,6 +51,7 @@ def install(
         raise UsageError("--run asks before it runs; it cannot be combined with --json")
 
     facts, _ = obtain_facts(facts_file, python)
+    require_python(facts)
     plan = plan_for(facts, request)
     if json_out:
         from envdoctor.render import print_json
@@ -70,6 +71,14 @@ def install(
 
         raise typer.Exit(run_plan(con, plan, facts, assume_yes=yes, allow_system=allow_system,
                                   interactive=sys.stdin.isatty()))
+
+
+def require_python(facts) -> None:
+    """A plan needs the target's Python version; when the probe could not run it, say so (exit 2)."""
+    if facts.python.version:
+        return
+    why = next((e.message for e in facts.errors if e.probe == "python"), None)
+    raise UsageError(why or f"cannot tell the Python version of {facts.python.executable or 'the target interpreter'}")
 
 
 def plan_for(facts, request):

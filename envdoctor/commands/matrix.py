@@ -28,7 +28,7 @@ def matrix(
     show_all: bool = typer.Option(False, "--all", help="Also show builds for other platforms or accelerators."),
 ) -> None:
     """Show every release and build of FRAMEWORK, each marked for this machine (or --facts FILE)."""
-    from envdoctor.commands.install import plan_for, validated_cuda, validated_version
+    from envdoctor.commands.install import plan_for, require_python, validated_cuda, validated_version
     from envdoctor.plan import PlanRequest, canonical_framework, evaluate_all
 
     request = PlanRequest(framework=canonical_framework(framework), version=validated_version(version),
@@ -36,6 +36,7 @@ def matrix(
     if facts_file and python:
         raise UsageError("--facts and --python name two different targets; give one of them")
     facts, _ = obtain_facts(facts_file, python)
+    require_python(facts)
     plan = plan_for(facts, request)
     candidates = evaluate_all(facts, request)
     if candidates is None:
