@@ -16,7 +16,7 @@ def display_name(framework: str) -> str:
     return DISPLAY_NAMES.get(framework, framework)
 
 
-WINDOWS_SPECIAL = set(' \t<>|&^()%!;,="\'')
+WINDOWS_SPECIAL = set(' \t<>|&^()%!;,"\'{}@`$')  # cmd.exe and PowerShell operators, separators, quotes
 
 
 def shell_command(argv, windows: bool = False) -> str:
