@@ -181,3 +181,8 @@ def test_a_conda_torch_still_gets_its_driver_checked():
                                        conda_packages={"pytorch": "2.5.1", "pytorch-cuda": "12.4"},
                                        packages={"torch": "2.5.1", "numpy": "2.1.3"})
     assert "driver-too-old" in codes(dataclasses.replace(facts, python=conda_python))
+
+
+def test_an_unused_system_cudnn_next_to_torchs_pip_cudnn_is_not_an_alarm():
+    facts = with_packages(machine("diag-two-cudnn"), paddlepaddle_gpu=None)
+    assert "cudnn-mismatch" not in codes(facts)

@@ -101,19 +101,38 @@ def _two_majors(facts: Facts) -> Iterable[Finding]:
         v = public(c.version)
         if v is not None:
             majors.setdefault(v.release[0], c)
-    if len(majors) < 2 or not any(package(facts, d) for d in ("tensorflow", "jaxlib", "paddlepaddle-gpu", "torch")):
-        return
+    pip_majors = {public(c.version).release[0] for c in facts.cudnn if (c.source or "").startswith("pip") and public(c.version)}
+    if len(majors) < 2 or not (len(pip_majors) > 1 or _loads_system_cudnn(facts)):
+        return  # e.g. torch with its pip cuDNN 9 next to an unused system cuDNN 8: harmless
     listing = "; ".join(f"cuDNN {c.version} ({c.source}{' ' + c.path if c.path else ''})" for _, c in sorted(majors.items()))
+    user = _loads_system_cudnn(facts)
     yield Finding(
         code="cudnn-mismatch", severity="warning", section="cudnn",
         title=f"cuDNN {' and '.join(str(m) for m in sorted(majors))} are both present",
-        detail=(f"Two cuDNN majors are installed ({listing}). Each framework must load the major it was built for; "
+        detail=(f"Two cuDNN majors are installed ({listing})" + (f", and {user} loads cuDNN from the system" if user else "") +
+                ". Each framework must load the major it was built for; "
                 "which copy the loader finds first depends on LD_LIBRARY_PATH, ldconfig and import order, so one day the "
                 "wrong one wins (\"Loaded runtime CuDNN library\", CUDNN_STATUS_NOT_INITIALIZED)."),
         fix=("Remove the cuDNN no framework here needs (the system package or the older pip wheel), or keep the "
              "frameworks in separate environments",),
         evidence=tuple(f"cudnn[{i}]={c.version} ({c.source})" for i, c in enumerate(facts.cudnn) if c.version),
     )
+
+
+def _loads_system_cudnn(facts: Facts) -> Optional[str]:
+    """An installed framework that takes cuDNN from the system, not from an nvidia-cudnn wheel."""
+    pip = any(n.startswith("nvidia-cudnn") for n in nvidia_wheels(facts))
+    tf = package(facts, "tensorflow")
+    if tf and (not pip or not knowledge.tf_build(str(public(tf)))[2]):
+        return "tensorflow"  # before [and-cuda] (2.14) TensorFlow always used the system cuDNN
+    paddle = package(facts, "paddlepaddle-gpu")
+    if paddle:
+        row = knowledge.release_of("paddle", str(public(paddle)))
+        if not pip or (row is not None and not row.bundles_cuda):
+            return "paddlepaddle-gpu"
+    if package(facts, "jaxlib") and not pip and any(n.startswith("jax-cuda") for n in facts.python.packages):
+        return "jaxlib"
+    return None
 
 
 # --- cuda-libs-missing -----------------------------------------------------------------------------
