@@ -202,3 +202,15 @@ def test_cli_refuses_run_with_a_recorded_machine():
     result = run_cli("install", "pytorch", "--run", "--facts", str(FIXTURES / "machines" / "a100-current.json"))
     assert result.returncode == 2
     assert result.stderr.strip() == "envdoctor: error: --run installs into this machine; it cannot be combined with --facts FILE"
+
+
+def test_a_plan_that_creates_a_conda_env_is_checked_there_and_not_refused():
+    conda_plan = InstallPlan("pytorch", "2.13", "cu130", "3.12", "conda", commands=(
+        ("conda", "create", "--yes", "--name", "torch", "--channel", "conda-forge", "python=3.12", "pytorch=2.13=cuda*"),))
+    system = Facts(python=PythonEnv(executable="/usr/bin/python3", env_kind="system"))
+    target = runmod.target_of(conda_plan, system)
+    assert target.python == ("conda", "run", "--name", "torch", "python")
+    assert target.new_conda_env == ("--name", "torch") and target.describe == "a new conda environment torch"
+    # installing into the probed interpreter instead: that one is the target
+    pip_plan = InstallPlan("pytorch", "2.13.0", "cpu", "3.11", "pip", commands=(("/usr/bin/python3", "-m", "pip", "install", "torch==2.13.0"),))
+    assert runmod.target_of(pip_plan, system) == runmod.Target(("/usr/bin/python3",))
