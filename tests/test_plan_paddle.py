@@ -30,7 +30,7 @@ def assert_well_formed(p, python):
     assert p.ok and p.commands
     for argv in p.commands:
         assert all(isinstance(t, str) and t for t in argv), argv
-        if p.manager in ("pip", "conda"):
+        if p.manager == "pip":
             assert argv[:3] == (python, "-m", "pip") and argv[3] in ("install", "uninstall")
         else:
             assert argv[:3] == ("uv", "pip", argv[2]) and argv[argv.index("--python") + 1] == python
@@ -61,7 +61,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("machine, version, build", CASES)
-@pytest.mark.parametrize("manager", ["pip", "uv", "conda"])
+@pytest.mark.parametrize("manager", ["pip", "uv"])
 def test_plans_on_recorded_machines(machine, version, build, manager):
     facts = facts_of(machine)
     p = plan(machine, facts, manager=manager)
@@ -125,3 +125,12 @@ def test_candidates_agree_with_the_plan():
     first = next(c for c in cands if c.fits and c.build != "cpu")
     assert (first.version, first.build) == ("3.3.1", "cu126")
     assert {c.build for c in cands if c.version == "3.3.1"} == {"cu130", "cu129", "cu126", "cpu"}
+
+
+def test_conda_has_no_paddle_build_and_says_so_with_the_pip_command():
+    facts = facts_of("t4-r550-py310")
+    p = plan("t4-r550-py310", facts, manager="conda")
+    assert p.version is None and not p.commands
+    assert p.reasons[0].startswith("PaddlePaddle publishes no conda packages")
+    assert p.steps[0].endswith(f"{facts.python.executable} -m pip install --upgrade paddlepaddle-gpu==3.3.1 "
+                               f"--index-url {PADDLE_INDEX}cu126/")

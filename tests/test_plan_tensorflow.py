@@ -29,7 +29,7 @@ def assert_well_formed(p, python):
     assert p.ok and p.commands
     for argv in p.commands:
         assert all(isinstance(t, str) and t for t in argv), argv
-        if p.manager in ("pip", "conda"):
+        if p.manager == "pip":
             assert argv[:3] == (python, "-m", "pip") and argv[3] in ("install", "uninstall")
         else:
             assert argv[:3] == ("uv", "pip", argv[2]) and argv[2] in ("install", "uninstall")
@@ -59,7 +59,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("machine, version, build, requirement", CASES)
-@pytest.mark.parametrize("manager", ["pip", "uv", "conda"])
+@pytest.mark.parametrize("manager", ["pip", "uv"])
 def test_plans_on_recorded_machines(machine, version, build, requirement, manager):
     facts = facts_of(machine)
     p = plan(machine, facts, manager=manager)
@@ -196,3 +196,12 @@ def test_an_old_glibc_keeps_the_manylinux_2_27_release_out():
     p = plan("cpu-only", facts)
     assert p.version == "2.20.0"
     assert p.rejected[0].why == "needs glibc ≥ 2.27, you have 2.17"
+
+
+def test_conda_has_no_tensorflow_build_and_says_so_with_the_pip_command():
+    facts = facts_of("gtx1080-current")
+    p = plan("gtx1080-current", facts, manager="conda")
+    assert p.version is None and not p.commands and p.manager == "conda"
+    assert p.reasons[0].startswith("TensorFlow publishes no conda packages")
+    assert p.steps[0] == ("inside the conda environment, use pip (--manager pip): "
+                          f"{facts.python.executable} -m pip install --upgrade 'tensorflow[and-cuda]==2.21.0'")

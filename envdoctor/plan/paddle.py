@@ -154,6 +154,8 @@ def _judge_gpus(option: Option, build: matrix.Build, ccs: list[str]) -> None:
 # --- choose ---------------------------------------------------------------------------------------
 
 def choose(facts, request: PlanRequest) -> InstallPlan:
+    if request.manager == "conda":
+        return _no_conda(facts, request)
     spec = common.version_spec(request.version)
     want = wanted(request.cuda)
     platform, python = common.target_platform(facts), common.target_python(facts)
@@ -203,9 +205,6 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
         reasons.append(f"the registry's paddlepaddle-gpu {release.version} wheel is the {option.build} build")
     else:
         reasons.append("paddlepaddle (the CPU build) from the registry")
-    if request.manager == "conda":
-        reasons.append("Paddle 3.x publishes no conda packages (its install pages list pip, docker and source): "
-                       "installing with pip inside the target environment")
     if other in installed:
         reasons.append(f"first removing {other}: CPU and GPU Paddle install the same module and must not be mixed")
     reasons += option.notes
@@ -229,6 +228,23 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
         framework=FRAMEWORK, version=release.version, build=option.build, python=python, manager=request.manager,
         index_url=index_url, commands=commands, reasons=tuple(reasons), rejected=_rejections(rejected_before),
         warnings=tuple(warnings), replaces=replaces, steps=tuple(steps))
+
+
+def _no_conda(facts, request: PlanRequest) -> InstallPlan:
+    """Paddle 3.x publishes no conda packages: a plan without commands that says so and gives the pip
+    command to run inside the conda environment instead."""
+    pip = choose(facts, PlanRequest(request.framework, request.version, request.cuda, "pip"))
+    statement = ("PaddlePaddle publishes no conda packages for 3.x (its install pages list pip, docker and "
+                 "source only)")
+    if not pip.ok:
+        return InstallPlan(**{**pip.__dict__, "manager": "conda", "reasons": (statement,) + pip.reasons})
+    from envdoctor.render.plan import shell_command  # the same quoting the console shows
+
+    windows = facts.host.os == "windows"
+    commands = " && ".join(shell_command(argv, windows) for argv in pip.commands)
+    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=pip.python, manager="conda",
+                       reasons=(statement,) + pip.reasons, rejected=pip.rejected, warnings=pip.warnings,
+                       steps=(f"inside the conda environment, use pip (--manager pip): {commands}",) + pip.steps)
 
 
 def _rejections(options: list[Option]) -> tuple:

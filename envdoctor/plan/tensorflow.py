@@ -161,6 +161,8 @@ def _kinds(facts, platform: str, want: str) -> list[str]:
 # --- choose ---------------------------------------------------------------------------------------
 
 def choose(facts, request: PlanRequest) -> InstallPlan:
+    if request.manager == "conda":
+        return _no_conda(facts, request)
     spec = common.version_spec(request.version)
     want = wanted(request.cuda)
     platform, python = common.target_platform(facts), common.target_python(facts)
@@ -302,9 +304,6 @@ def _plan(facts, request, platform, python, option: Option, rejected_before: lis
     if option.metal is not None:
         reasons.append(f"tensorflow-metal {option.metal.version} is the Apple GPU plug-in documented for "
                        f"TensorFlow {release.series} (macOS ≥ {option.metal.macos})")
-    if request.manager == "conda":
-        reasons.append("TensorFlow is published to the registry only (its docs advise against conda): "
-                       "installing with pip inside the target environment")
     if conflicting:
         reasons.append(f"first removing {', '.join(conflicting)}: another distribution of the same "
                        f"tensorflow module would shadow the new one")
@@ -396,6 +395,23 @@ def _fixes(judged: list[Option], facts, platform: str, python: Optional[str], ki
     return steps
 
 
+def _no_conda(facts, request: PlanRequest) -> InstallPlan:
+    """TensorFlow publishes no conda packages: a plan without commands that says so and gives the
+    pip command to run inside the conda environment instead."""
+    pip = choose(facts, PlanRequest(request.framework, request.version, request.cuda, "pip"))
+    statement = ("TensorFlow publishes no conda packages (its docs: 'Do not install TensorFlow with conda'; "
+                 "conda-forge's community builds are not planned here)")
+    if not pip.ok:
+        return _with(pip, manager="conda", reasons=(statement,) + pip.reasons)
+    from envdoctor.render.plan import shell_command  # the same quoting the console shows
+
+    windows = facts.host.os == "windows"
+    commands = " && ".join(shell_command(argv, windows) for argv in pip.commands)
+    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=pip.python, manager="conda",
+                       reasons=(statement,) + pip.reasons, rejected=pip.rejected, warnings=pip.warnings,
+                       steps=(f"inside the conda environment, use pip (--manager pip): {commands}",) + pip.steps)
+
+
 # --- Jetson ---------------------------------------------------------------------------------------
 
 def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
@@ -414,9 +430,6 @@ def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
             "or a container built for this JetPack"], [])
     rejected = []
     for source in sources:
-        if request.manager == "conda":
-            rejected.append(common.rejected(f"JetPack {jetpack} NVIDIA TensorFlow", "not packaged for conda; use --manager pip or uv"))
-            continue
         if python and source.python and python != source.python:
             rejected.append(common.rejected(f"JetPack {jetpack} tensorflow {source.versions[0]}",
                                             f"built for Python {source.python}, the target is {python}"))
