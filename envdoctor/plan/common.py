@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from envdoctor.matrix import drivers, gpus
@@ -192,3 +192,11 @@ def glibc_too_old(facts, needed: Optional[str]) -> Optional[str]:
     except ValueError:
         return None
     return None
+
+
+@dataclass
+class Notes:
+    """What a plan adds when the machine's GPU cannot be used as asked: warnings, and steps by hand."""
+
+    warnings: list[str] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)

@@ -144,18 +144,19 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
     if common.is_jetson(facts) and builds != ["cpu"]:
         return _jetson_statement(facts, request, python)
     if platform is None:
-        return _nothing(request, python, [], [f"JAX publishes no wheels for {facts.host.os or '?'} {facts.host.arch or '?'}"], [])
-    notes: list[str] = []
+        return _nothing(request, python, [], [f"JAX publishes no wheels for {facts.host.os or '?'} {facts.host.arch or '?'}"])
+    notes = common.Notes()
     note = matrix.platform_note(platform)
     if builds is None:
         builds = _auto_builds(facts, platform)
         if platform.startswith("macos") and note is not None:
-            notes.append(note.note)
+            notes.warnings.append(note.note)
     if builds != ["cpu"]:
         if note is not None and not note.cuda:
-            notes.append(f"no JAX CUDA plugin for {platform}: {note.note.rstrip('.')}; this plan is the CPU build")
+            notes.warnings.append(f"no JAX CUDA plugin for {platform}: {note.note.rstrip('.')}; "
+                                  f"this plan is the CPU build")
             if platform == "windows_amd64":
-                notes += [f"step:{s}" for s in render(FRAMEWORK, "windows-gpu-wsl2")[1]]
+                notes.steps += render(FRAMEWORK, "windows-gpu-wsl2")[1]
             builds = ["cpu"]
     ccs = common.unique(common.gpu_capabilities(facts))
     judged: list[Option] = []
@@ -240,14 +241,15 @@ def _conda_plan(facts, request, platform, python, option: Option, rejected_befor
     reasons = _common_reasons(option, request, platform, python)[:1]
     reasons.append(f"conda-forge's community build of JAX {where}"
                    + ("; jaxlib=*=*cuda* selects its CUDA build" if option.gpu else ""))
-    notes = list(notes) + ["conda-forge's JAX is community-maintained and can lag the registry: if the solver "
-                           f"finds no jax {release.version}, drop the version pins"]
+    notes = common.Notes(notes.warnings + ["conda-forge's JAX is community-maintained and can lag the registry: "
+                                           f"if the solver finds no jax {release.version}, drop the version pins"],
+                         notes.steps)
     return _finish(facts, request, python, option, commands, steps, reasons + option.notes, rejected_before, notes)
 
 
 def _finish(facts, request, python, option, commands, steps, reasons, rejected_before, notes) -> InstallPlan:
-    warnings = [n for n in notes if not n.startswith("step:")]
-    steps = tuple(steps) + tuple(n[5:] for n in notes if n.startswith("step:"))
+    warnings = list(notes.warnings)
+    steps = tuple(steps) + tuple(notes.steps)
     if option.gpu and not common.gpu_capabilities(facts):
         warnings.append("could not tell the GPU's compute capability; the GPU minimum is not checked")
     if facts.host.wsl and option.gpu:
@@ -287,9 +289,10 @@ def _rejections(options: list[Option]) -> tuple:
     return common.dedupe_rejections(kept, limit=15)
 
 
-def _nothing(request, python, judged, steps, notes) -> InstallPlan:
-    warnings = tuple(n for n in notes if not n.startswith("step:"))
-    steps = tuple(steps) + tuple(n[5:] for n in notes if n.startswith("step:"))
+def _nothing(request, python, judged, steps, notes=None) -> InstallPlan:
+    notes = notes or common.Notes()
+    warnings = tuple(notes.warnings)
+    steps = tuple(steps) + tuple(notes.steps)
     return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=python, manager=request.manager,
                        reasons=("no JAX release fits this machine and request",), rejected=_rejections(judged),
                        warnings=warnings, steps=steps)
@@ -328,7 +331,7 @@ def _jetson_statement(facts, request, python) -> InstallPlan:
     return _nothing(request, python, [], [
         f"there is no JAX GPU build for Jetson (JetPack {jetpack or 'unknown'}){note}",
         "the registry's aarch64 CUDA plugins are built for SBSA servers, not for Jetson GPUs; use --cuda cpu "
-        "for the CPU build, or a container that builds JAX for this JetPack"], [])
+        "for the CPU build, or a container that builds JAX for this JetPack"])
 
 
 # --- the matrix view ------------------------------------------------------------------------------

@@ -172,7 +172,7 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
         return _nothing(request, python, [], [f"TensorFlow publishes no wheels for {facts.host.os or '?'} "
                                               f"{facts.host.arch or '?'}"])
     kinds = _kinds(facts, platform, want)
-    notes: list[str] = []
+    notes = common.Notes()
     gpu_releases = [r for r in releases(spec) if r.has_gpu(platform)]
     # Native Windows: only 2.10 had a CUDA build; it is planned only when asked for by --version.
     if kinds == ["gpu"] and (not gpu_releases or (platform == "windows_amd64" and spec is None)):
@@ -229,31 +229,29 @@ def _choose_cpu(facts, request, platform, python, spec) -> InstallPlan:
         option = judge(Option(release, "cpu"), facts, platform, python, [])
         judged.append(option)
         if option.fits:
-            return _plan(facts, request, platform, python, option, judged[:-1], [])
-    return _nothing(request, python, judged, _fixes(judged, facts, platform, python, "cpu"), [])
+            return _plan(facts, request, platform, python, option, judged[:-1], common.Notes())
+    return _nothing(request, python, judged, _fixes(judged, facts, platform, python, "cpu"))
 
 
-def _no_gpu_build_notes(facts, platform: str, python: Optional[str]) -> list[str]:
+def _no_gpu_build_notes(facts, platform: str, python: Optional[str]) -> common.Notes:
     """Warnings and steps for a machine with an NVIDIA GPU where TensorFlow has no CUDA build."""
     if platform == "windows_amd64":
         legacy = matrix.last_native_windows_gpu()
         wsl_min = common.drivers.wheel_min_driver(matrix.releases()[0].cuda, "windows")
-        _, wsl_steps = render(FRAMEWORK, "windows-gpu-wsl2", driver=wsl_min or "the newest")
-        notes = ["warning:TensorFlow has no CUDA build for native Windows since 2.11: this plan is the CPU build"]
-        notes += [f"step:{s}" for s in wsl_steps]
+        notes = common.Notes(["TensorFlow has no CUDA build for native Windows since 2.11: this plan is the CPU build"],
+                      list(render(FRAMEWORK, "windows-gpu-wsl2", driver=wsl_min or "the newest")[1]))
         if legacy is not None:
             pythons = legacy.pythons("windows_amd64")
-            _, legacy_steps = render(FRAMEWORK, "windows-gpu-legacy", version=legacy.version,
-                                     pythons=f"{pythons[0]}–{pythons[-1]}")
-            notes += [f"step:{s}" for s in legacy_steps]
+            span = f"{pythons[0]}–{pythons[-1]}"
+            notes.steps += render(FRAMEWORK, "windows-gpu-legacy", version=legacy.version, pythons=span)[1]
             if python and python not in pythons:
-                notes.append(f"warning:TensorFlow {legacy.version} (the last native-Windows GPU release) needs "
-                             f"Python {pythons[0]}–{pythons[-1]}; this interpreter is {python}")
+                notes.warnings.append(f"TensorFlow {legacy.version} (the last native-Windows GPU release) needs "
+                                      f"Python {span}; this interpreter is {python}")
         return notes
     if platform == "linux_aarch64":
-        return ["warning:TensorFlow's Linux aarch64 wheels are CPU-only (no CUDA build on the registry): "
-                "this plan is the CPU build; for the GPU use a container with a TensorFlow built for this machine"]
-    return [f"warning:TensorFlow has no CUDA build for {platform}: this plan is the CPU build"]
+        return common.Notes(["TensorFlow's Linux aarch64 wheels are CPU-only (no CUDA build on the registry): this plan "
+                      "is the CPU build; for the GPU use a container with a TensorFlow built for this machine"])
+    return common.Notes([f"TensorFlow has no CUDA build for {platform}: this plan is the CPU build"])
 
 
 # --- the plan -------------------------------------------------------------------------------------
@@ -283,7 +281,7 @@ def _replaces(facts) -> tuple[str, ...]:
 
 
 def _plan(facts, request, platform, python, option: Option, rejected_before: list[Option],
-          notes: list[str]) -> InstallPlan:
+          notes: common.Notes) -> InstallPlan:
     release = option.release
     python_exe = facts.python.executable or "python"
     commands: tuple = ()
@@ -308,8 +306,8 @@ def _plan(facts, request, platform, python, option: Option, rejected_before: lis
         reasons.append(f"first removing {', '.join(conflicting)}: another distribution of the same "
                        f"tensorflow module would shadow the new one")
     reasons += option.notes + _driver_hint(rejected_before, facts)
-    warnings = [n.split(":", 1)[1] for n in notes if n.startswith("warning:")]
-    steps = tuple(steps) + tuple(n.split(":", 1)[1] for n in notes if n.startswith("step:"))
+    warnings = list(notes.warnings)
+    steps = tuple(steps) + tuple(notes.steps)
     if option.gpu and platform == "linux_x86_64" and not release.and_cuda:
         _, extra = render(FRAMEWORK, "linux-system-cuda", version=release.version, cuda=release.cuda,
                           cudnn=release.cudnn)
@@ -364,9 +362,10 @@ def _with(plan: InstallPlan, **changes) -> InstallPlan:
     return InstallPlan(**{**plan.__dict__, **changes})
 
 
-def _nothing(request, python, judged: list[Option], steps: list[str], notes: list[str]) -> InstallPlan:
-    warnings = [n.split(":", 1)[1] for n in notes if n.startswith("warning:")]
-    steps = list(steps) + [n.split(":", 1)[1] for n in notes if n.startswith("step:")]
+def _nothing(request, python, judged: list[Option], steps: list[str], notes: Optional[common.Notes] = None) -> InstallPlan:
+    notes = notes or common.Notes()
+    warnings = list(notes.warnings)
+    steps = list(steps) + list(notes.steps)
     return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=python, manager=request.manager,
                        reasons=("no TensorFlow release fits this machine and request",),
                        rejected=_rejections(judged), warnings=tuple(warnings), steps=tuple(steps))
@@ -427,7 +426,7 @@ def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
         return _nothing(request, python, [], [
             f"there is no TensorFlow GPU build for JetPack {jetpack or 'unknown'}{note}",
             "a generic aarch64 wheel has no CUDA kernels for this GPU; use --cuda cpu for the CPU build, "
-            "or a container built for this JetPack"], [])
+            "or a container built for this JetPack"])
     rejected = []
     for source in sources:
         if python and source.python and python != source.python:
@@ -438,7 +437,7 @@ def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
     wanted_python = next((s.python for s in sources if s.python), None)
     steps = [f"use Python {wanted_python} (the JetPack {jetpack} system python3), e.g. in a venv: "
              f"python3 -m venv --system-site-packages ~/venv"] if wanted_python else []
-    return _with(_nothing(request, python, [], steps, []), rejected=tuple(rejected))
+    return _with(_nothing(request, python, [], steps), rejected=tuple(rejected))
 
 
 def _jetson_plan(facts, request, python, source, jetpack, rejected) -> InstallPlan:
