@@ -179,6 +179,12 @@ def test_restore_commands_undo_exactly_what_changed():
     assert runmod.restore_commands(partial, after, "/v/bin/python", "pip", [])[0][3] == "install"
 
 
+def test_restoring_a_local_torch_build_adds_its_index():
+    before = runmod.Snapshot(runmod.parse_freeze("torch==2.3.1+cu121\ntorchvision==0.18.1+cu121\nsix==1.16.0\n"))
+    assert runmod.previous_build_indexes(before) == ["--extra-index-url", "https://download.pytorch.org/whl/cu121"]
+    assert runmod.previous_build_indexes(runmod.Snapshot(runmod.parse_freeze("torch==2.9.1\n"))) == []
+
+
 def test_index_options_and_pins_come_from_the_plans_commands():
     p = InstallPlan("pytorch", "2.9.1", "cu128", "3.12", "pip", commands=(
         ("/v/bin/python", "-m", "pip", "install", "torch==2.9.1", "torchvision==0.24.1", "tensorflow[and-cuda]==2.20.0",

@@ -125,7 +125,7 @@ def parse_freeze(text: str) -> dict[str, tuple[str, str]]:
 def freeze_argv(python: str, manager: str) -> list[str]:
     if manager == "uv":
         return ["uv", "pip", "freeze", "--python", python]
-    return [python, "-m", "pip", "freeze"]
+    return [python, "-m", "pip", "freeze", "--all"]  # --all: pip and setuptools too (plans upgrade them)
 
 
 def take_snapshot(python: str, manager: str, facts: Facts) -> Snapshot:
@@ -182,6 +182,18 @@ def index_options(plan: InstallPlan) -> list[str]:
     return (["--no-index"] if no_index else []) + [item for pair in pairs for item in pair]
 
 
+def previous_build_indexes(before: Snapshot) -> list[str]:
+    """Extra indexes for the local builds being put back (torch 2.3.1+cu121 is only on PyTorch's
+    cu121 index), from the PyTorch matrix's index URL form."""
+    tags = sorted({version.split("+", 1)[1] for name, (version, _) in before.packages.items()
+                   if name in ("torch", "torchvision", "torchaudio") and "+" in version})
+    if not tags:
+        return []
+    from envdoctor.matrix import pytorch
+
+    return [item for tag in tags for item in ("--extra-index-url", pytorch.index_url(tag))]
+
+
 def restore_commands(before: Snapshot, after: dict[str, tuple[str, str]], python: str, manager: str,
                      extra: list[str]) -> list[list[str]]:
     """Commands that bring `after` back to `before`: uninstall what was added, reinstall the rest."""
@@ -221,7 +233,7 @@ def roll_back(con, before: Snapshot, python: str, manager: str, plan: InstallPla
     if after is None:
         con.print("[red]✗ cannot list the environment's packages, so nothing was restored.[/]")
         return False
-    commands = restore_commands(before, after, python, manager, index_options(plan))
+    commands = restore_commands(before, after, python, manager, index_options(plan) + previous_build_indexes(before))
     if not commands:
         con.print("  The environment's packages are unchanged; nothing to restore.")
         return True
