@@ -129,7 +129,8 @@ def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate],
                   f"({escape(', '.join(hidden))}); --all shows them[/]", soft_wrap=True)
     _print_newest_reasons(con, drawn)
     if plan is not None and not plan.ok:
-        con.print(f"[red]No build fits this machine.[/] `envdoctor install {framework}` says what to change.")
+        con.print(f"[red]`envdoctor install {framework}` finds no build to install with these options;[/] "
+                  "it says why and what to change.", soft_wrap=True)
 
 
 def _table(candidates: list[Candidate], plan: Optional[InstallPlan]) -> Table:
