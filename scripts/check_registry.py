@@ -31,7 +31,7 @@ from envdoctor.maintainers.registry import (  # noqa: E402
 JSON_API = "https://pypi.org/pypi/{name}/json"
 TIMEOUT = 60
 # How far back each project's recorded answer reaches (the matrices start there).
-SINCE = {"torch": "2.0.0", "tensorflow": "2.10.0", "jax": "0.4.36", "jaxlib": "0.4.36",
+SINCE = {"torch": "2.0.0", "torchvision": "0.15.0", "torchaudio": "2.0.0", "tensorflow": "2.10.0", "jax": "0.4.36", "jaxlib": "0.4.36",
          "jax-cuda12-plugin": "0.4.36", "jax-cuda13-plugin": "0.4.36", "paddlepaddle": "2.6.0",
          "paddlepaddle-gpu": "2.6.0"}
 # Which wheel stands for a platform when reading METADATA (any Python: the pins do not differ).

@@ -150,3 +150,13 @@ def test_a_paddle_wheel_gone_from_the_registry_is_reported():
     assert list(found) == [("paddle", "3.3.1", "wheels.windows_amd64")]
     matrix, registry = found[("paddle", "3.3.1", "wheels.windows_amd64")]
     assert "3.12" in matrix and "3.12" not in registry
+
+
+def test_a_companion_that_pins_another_torch_is_reported():
+    def repin(name, version, platform, lines):
+        if name == "torchvision" and version == "0.29.0":
+            return [line.replace("torch (==2.14.0)", "torch (==2.13.0)") for line in lines]
+        return lines
+
+    found = fields(drift.check_pytorch(Edited(edit_requires=repin)))
+    assert found == {("pytorch", "2.13.0", "torchvision"): ("0.28.0", "0.29.0")}

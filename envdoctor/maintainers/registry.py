@@ -190,6 +190,36 @@ def check_pytorch(registry: Registry, metadata_releases: int = 3) -> list[Drift]
         matrix = next(r for r in rows if str(r["version"]) == version).get("default_build", {})
         for platform, build in derived[version]["default_build"].items():
             drifts += _compare_field("pytorch", version, f"default_build.{platform}", matrix.get(platform), build)
+    for companion in ("torchvision", "torchaudio"):
+        drifts += _companion_drift(registry, rows, companion, metadata_releases)
+    return drifts
+
+
+def _companion_drift(registry: Registry, rows: list[dict], companion: str, count: int) -> list[Drift]:
+    """The newest `count` torchvision/torchaudio releases that pin one torch exactly (`torch==X`):
+    the matrix row of X must name the newest such companion. Companions declaring a range
+    (torchvision 0.29.1+ says `torch>=2.14.0`) are the matrix's own judgement and not compared."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    by_torch = {str(r["version"]): r for r in rows}
+    newest: dict[str, str] = {}
+    releases = [v for v in registry.project(companion).get("releases", {})
+                if _version(v) is not None and not _version(v).is_prerelease]
+    for version in sorted(releases, key=Version)[-count:] if count else []:
+        for line in registry.requires_dist(companion, version, "linux_x86_64") or []:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            pins = [s.version for s in req.specifier if s.operator == "=="]
+            if req.name == "torch" and len(pins) == 1 and len(req.specifier) == 1:
+                newest[pins[0]] = version  # ascending order: the newest companion wins
+    drifts = []
+    for torch_version, version in newest.items():
+        row = by_torch.get(torch_version)
+        listed = str(row.get(companion, "")) if row else ""
+        if row is not None and _version(listed) is not None and listed != version:
+            drifts.append(Drift("pytorch", torch_version, companion, listed, version))
     return drifts
 
 
