@@ -80,6 +80,9 @@ def refusal(python: PythonEnv, allow_system: bool) -> Optional[str]:
 
 
 def confirmed(con, plan: InstallPlan, python: str, assume_yes: bool, interactive: bool) -> bool:
+    if plan.steps:
+        con.print("\n[yellow]! --run runs only the commands; the steps under 'By hand' are yours to do "
+                  "(before, where they are prerequisites).[/]", soft_wrap=True)
     if assume_yes:
         return True
     if not interactive:
