@@ -21,7 +21,7 @@ def _jax(ctx):
     if ctx.device_request == "cpu":
         os.environ["JAX_PLATFORMS"] = "cpu"
     elif ctx.device_request == "cuda":
-        os.environ["JAX_PLATFORMS"] = "cuda"
+        os.environ["JAX_PLATFORMS"] = "cuda,cpu"  # the CPU stays available for reference computations
     try:
         jax = ctx.load("jax")
         import jaxlib
@@ -196,8 +196,8 @@ def oom(ctx):
         block.delete()
     del blocks
     after = device.memory_stats() or {}
-    probe = jax.device_put(jnp.ones((64 << 20,), jnp.float32), device)
-    ok = float(probe.sum()) == float(64 << 20)
+    probe = jax.device_put(jnp.ones((1 << 24,), jnp.float32), device)  # 64 MiB; float32 sums it exactly
+    ok = float(probe.sum()) == float(1 << 24)
     details = {"bytes_limit_mib": limit >> 20, "reached_mib": reached >> 20,
                "reached_fraction": round(reached / limit, 3) if limit else None, "error": raised,
                "in_use_at_oom_mib": int(at_oom.get("bytes_in_use", 0)) >> 20,

@@ -121,8 +121,8 @@ def oom(ctx):
         at_oom = tf.config.experimental.get_memory_info("GPU:0")
         del blocks
         after = tf.config.experimental.get_memory_info("GPU:0")
-        probe = tf.ones((64 << 20,), tf.float32)
-        ok = float(tf.reduce_sum(probe)) == float(64 << 20)
+        probe = tf.ones((1 << 24,), tf.float32)  # 64 MiB; float32 sums it exactly
+        ok = float(tf.reduce_sum(probe)) == float(1 << 24)
     details = {"reached_mib": reached >> 20, "error": raised, "memory_growth": growth,
                "current_at_oom_mib": at_oom["current"] >> 20, "peak_mib": at_oom["peak"] >> 20,
                "current_after_release_mib": after["current"] >> 20,
