@@ -143,3 +143,12 @@ def test_an_old_glibc_gets_an_older_patch_of_the_same_series():
     # jaxlib is tagged manylinux_2_27 from 0.7.1; 0.7.0 (manylinux2014) is the newest that installs
     assert (p.version, p.build) == ("0.7.0", "cpu")
     assert any(r.candidate == "jax 0.7.2 cpu" and "needs glibc ≥ 2.27" in r.why for r in p.rejected)
+
+
+@pytest.mark.parametrize("machine", sorted(p.stem for p in MACHINES.glob("*.json")))
+def test_every_recorded_machine_gets_commands_or_steps(machine):
+    facts = facts_of(machine)
+    for manager in ("pip", "uv", "conda"):
+        for cuda in ("auto", "cpu"):
+            p = plan(machine, facts, manager=manager, cuda=cuda)
+            assert (p.ok and p.version) or (p.version is None and not p.commands and p.steps), (manager, cuda)

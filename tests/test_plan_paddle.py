@@ -134,3 +134,12 @@ def test_conda_has_no_paddle_build_and_says_so_with_the_pip_command():
     assert p.reasons[0].startswith("PaddlePaddle publishes no conda packages")
     assert p.steps[0].endswith(f"{facts.python.executable} -m pip install --upgrade paddlepaddle-gpu==3.3.1 "
                                f"--index-url {PADDLE_INDEX}cu126/")
+
+
+@pytest.mark.parametrize("machine", sorted(p.stem for p in MACHINES.glob("*.json")))
+def test_every_recorded_machine_gets_commands_or_steps(machine):
+    facts = facts_of(machine)
+    for manager in ("pip", "uv", "conda"):
+        for cuda in ("auto", "cpu"):
+            p = plan(machine, facts, manager=manager, cuda=cuda)
+            assert (p.ok and p.version) or (p.version is None and not p.commands and p.steps), (manager, cuda)
