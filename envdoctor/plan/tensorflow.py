@@ -60,6 +60,8 @@ def wanted(cuda: str) -> str:
     value = (cuda or "auto").strip().lower()
     if value in ("auto", "cpu", "metal"):
         return value
+    if value == "mps":  # PyTorch's name for the Apple GPU
+        return "metal"
     if value.startswith("rocm"):
         raise UsageError("--cuda rocm: envdoctor plans no ROCm build of TensorFlow (AMD publishes tensorflow-rocm)")
     return "gpu"
