@@ -150,5 +150,9 @@ def run_streaming(
         proc.wait()
         reader.join(timeout=1)
         return RunResult(argv, None, "\n".join(tail), error=f"{Path(argv[0]).name} timed out after {timeout:g} s")
+    except KeyboardInterrupt:  # the child is in its own session: Ctrl-C reached only us
+        _kill(proc)
+        proc.wait()
+        raise
     reader.join(timeout=5)
     return RunResult(argv, proc.returncode, "\n".join(tail))

@@ -204,6 +204,28 @@ def test_streaming_runner_passes_every_line_and_stops_a_hung_command():
     assert hung.error.endswith("timed out after 1 s") and "started" in hung.stdout
 
 
+def test_ctrl_c_stops_the_installer_too():
+    """The installer runs in its own session, so Ctrl-C reaches only envdoctor: it must stop the child."""
+    import os
+    import signal
+    import threading
+
+    started = []
+
+    def interrupt_once_started():
+        while not started:
+            threading.Event().wait(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_started, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        proc.run_streaming([sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(60)"],
+                           30, started.append)
+    child = int(started[0])
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+
+
 def test_cli_refuses_run_with_a_recorded_machine():
     result = run_cli("install", "pytorch", "--run", "--facts", str(FIXTURES / "machines" / "a100-current.json"))
     assert result.returncode == 2

@@ -409,7 +409,12 @@ def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, all
     undo = _prepare_undo(con, plan, target, facts)
     for number, argv in enumerate(plan.commands, 1):
         con.print(f"\n[bold]\\[{number}/{len(plan.commands)}] $ {escape(_shell(argv))}[/]", soft_wrap=True)
-        result = proc.run_streaming(argv, COMMAND_TIMEOUT, lambda line: con.print(f"[dim]  {escape(line)}[/]", soft_wrap=True))
+        try:
+            result = proc.run_streaming(argv, COMMAND_TIMEOUT, lambda line: con.print(f"[dim]  {escape(line)}[/]", soft_wrap=True))
+        except KeyboardInterrupt:
+            con.print("\n[red]✗ interrupted: the installer was stopped.[/]")
+            undo()
+            return 130
         if not result.ok:
             _report_failure(con, result)
             undo()
