@@ -162,6 +162,10 @@ def state_dir() -> Path:
 def save_snapshot(snapshot: Snapshot, python: str, framework: str) -> Optional[Path]:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     path = state_dir() / f"before-{framework}-{stamp}.txt"
+    for n in range(2, 100):  # two runs within a second keep both records
+        if not path.exists():
+            break
+        path = state_dir() / f"before-{framework}-{stamp}-{n}.txt"
     header = f"# envdoctor: packages of {python} before installing {framework} ({snapshot.source}, {stamp})\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
