@@ -117,9 +117,10 @@ def test_a_framework_without_candidates_says_so(monkeypatch):
 
 def test_hidden_columns_and_python_span():
     cands = [Candidate("2.9.1", "cu128", "fits", pythons=("3.10", "3.14", "3.9")),
-             Candidate("2.9.1", "rocm6.4", "platform"), Candidate("2.8.0", "rocm6.4", "other")]
+             Candidate("2.9.1", "rocm6.4", "platform"), Candidate("2.8.0", "rocm6.4", "platform"),
+             Candidate("2.8.0", "cu118", "other", "CUDA would have to be installed by hand")]
     drawn, hidden = shown(cands, show_all=False)
-    assert hidden == ["rocm6.4"] and [c.build for c in drawn] == ["cu128"]
+    assert hidden == ["rocm6.4"] and [c.build for c in drawn] == ["cu128", "cu118"]
     assert shown(cands, show_all=True) == (cands, [])
     assert python_span(("3.10", "3.14", "3.9")) == "3.9–3.14"
     assert python_span(("3.13t", "3.11", "3.13", "3.14t")) == "3.11–3.13"

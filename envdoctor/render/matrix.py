@@ -43,12 +43,11 @@ def columns(candidates: list[Candidate]) -> list[str]:
 
 
 def shown(candidates: list[Candidate], show_all: bool) -> tuple[list[Candidate], list[str]]:
-    """The candidates to draw, and the builds left out: those that are only for other platforms or
-    accelerators (no cell fits, and no cell names something this machine could change)."""
+    """The candidates to draw, and the builds left out: those whose every cell is "platform" (for
+    another platform or accelerator: ROCm on an NVIDIA machine, CUDA on a Mac)."""
     if show_all:
         return candidates, []
-    hidden = [b for b in columns(candidates)
-              if all(c.verdict in ("platform", "other") for c in candidates if c.build == b)]
+    hidden = [b for b in columns(candidates) if all(c.verdict == "platform" for c in candidates if c.build == b)]
     return [c for c in candidates if c.build not in hidden], hidden
 
 
