@@ -124,3 +124,12 @@ def test_hidden_columns_and_python_span():
     assert shown(cands, show_all=True) == (cands, [])
     assert python_span(("3.10", "3.14", "3.9")) == "3.9–3.14"
     assert python_span(("3.13t", "3.11", "3.13", "3.14t")) == "3.11–3.13"
+
+
+def test_cells_that_do_not_fit_say_why():
+    out = run_cli("matrix", "tensorflow", "--facts", machine("t4-r550-py310")).stdout
+    doc = matrix_json("tensorflow", "t4-r550-py310")
+    others = [c for c in doc["candidates"] if c["verdict"] == "other"]
+    assert others and "Where ✗ does not fit:" in out
+    for c in others:
+        assert c["why"] in out

@@ -127,6 +127,7 @@ def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate],
         con.print(f"[dim]{len(hidden)} build(s) that are not for this machine not shown "
                   f"({escape(', '.join(hidden))}); --all shows them[/]", soft_wrap=True)
     _print_newest_reasons(con, drawn)
+    _print_other_reasons(con, drawn)
     if plan is not None and not plan.ok:
         con.print(f"[red]`envdoctor install {framework}` finds no build to install with these options;[/] "
                   "it says why and what to change.", soft_wrap=True)
@@ -181,3 +182,18 @@ def _print_newest_reasons(con, candidates: list[Candidate]) -> None:
     con.print(f"\nWhy {escape(newest)} does not fit in every build:")
     for c in sorted(misses, key=lambda c: build_order(c.build)):
         con.print(f"  {escape(c.build)}: {escape(c.why)}", soft_wrap=True)
+
+
+def _print_other_reasons(con, candidates: list[Candidate], limit: int = 6) -> None:
+    """"✗" cells say nothing by themselves: one line per distinct reason, with where it applies."""
+    newest = releases(candidates)[0]
+    where: dict[str, list[str]] = {}
+    for c in candidates:
+        if c.verdict == "other" and c.why and c.version != newest:
+            where.setdefault(c.why, []).append(f"{c.version} {c.build}")
+    if not where:
+        return
+    con.print(f"\nWhere {CELLS['other'][0]} does not fit:")
+    for why, cells in list(where.items())[:limit]:
+        span = cells[0] if len(cells) == 1 else f"{cells[-1]} … {cells[0]}"
+        con.print(f"  {escape(span)}: {escape(why)}", soft_wrap=True)
