@@ -43,9 +43,8 @@ def cells(stdout):
     return table
 
 
-@pytest.mark.parametrize("name", ["rtx5090-r570", "gtx1080-current", "amd-mi300", "apple-silicon", pytest.param(
-    "jetson-thor", marks=pytest.mark.xfail(reason="pytorch candidates() judges Thor's cu130 by the desktop driver "
-                                                  "table while choose() takes the JetPack 7 path (reported)"))])
+@pytest.mark.parametrize("name", ["rtx5090-r570", "gtx1080-current", "amd-mi300", "apple-silicon", "jetson-thor",
+                                  "jetson-orin-jp62", "jetson-orin-jp51"])
 def test_the_chosen_cell_is_the_install_plan(name):
     doc = matrix_json("pytorch", name)
     plan = install_json("pytorch", name)

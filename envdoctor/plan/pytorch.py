@@ -399,12 +399,7 @@ def _driver_hint(judged: list[Option], chosen: Option, facts) -> Optional[str]:
 # --- Jetson ---------------------------------------------------------------------------------------
 
 def _choose_jetson(facts, request, machine: Machine, spec) -> InstallPlan:
-    jetson = facts.jetson
-    jetpack = jetson.jetpack if jetson else None
-    if jetpack is None and jetson and jetson.l4t:
-        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
-    soc = jetson.soc if jetson else None
-    sources = [s for s in jetson_matrix.framework_sources(jetpack, FRAMEWORK, soc)]
+    jetpack, soc, sources = _jetson_sources(facts)
     if not sources or not any(s.available for s in sources):
         note = next((s.note for s in sources if s.note), None)
         return _nothing(request, machine, [], [
@@ -481,11 +476,12 @@ def _jetson_plan(facts, request, machine, source, jetpack, version, rejected, sp
         warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
 
 
-def _jetson_official(facts, request, machine, spec, source, jetpack) -> InstallPlan:
-    """A Jetson whose GPU the official SBSA wheels support (Thor): the index named by the source."""
+def _jetson_official_options(machine: Machine, spec, source):
+    """Judged options of a Jetson whose GPU the official SBSA wheels support (Thor), newest first.
+
+    The driver comes with the JetPack, so only Python and kernels are judged here."""
     tag = source.index_url.rstrip("/").rsplit("/", 1)[-1]
     machine = Machine("linux_aarch64", machine.python, machine.ccs or [], machine.gpu_names, [], True)
-    judged = []
     for release in candidate_releases(spec):
         b = matrix.build(release.version, tag, "linux_aarch64")
         if b is None:
@@ -497,13 +493,48 @@ def _jetson_official(facts, request, machine, spec, source, jetpack) -> InstallP
             verdict = gpu_matrix.build_runs_on(b.archs, cc)
             (option.notes.append(verdict.reason) if verdict
              else option.problems.append(("gpu", verdict.reason)))
+        yield machine, option
+
+
+def _jetson_official(facts, request, machine, spec, source, jetpack) -> InstallPlan:
+    """A Jetson whose GPU the official SBSA wheels support (Thor): the index named by the source."""
+    judged = []
+    for sbsa, option in _jetson_official_options(machine, spec, source):
         judged.append(option)
         if option.fits:
-            plan = _plan(facts, request, machine, option, judged[:-1])
-            reasons = (f"Jetson on JetPack {jetpack}: the official SBSA {tag} wheels carry kernels for this GPU",
+            plan = _plan(facts, request, sbsa, option, judged[:-1])
+            reasons = (f"Jetson on JetPack {jetpack}: the official SBSA {option.tag} wheels carry kernels for this GPU",
                        ) + plan.reasons
             return dataclasses.replace(plan, reasons=reasons, index_url=source.index_url)
     return _nothing(request, machine, judged, [], [])
+
+
+def _jetson_sources(facts):
+    jetson = facts.jetson
+    jetpack = jetson.jetpack if jetson else None
+    if jetpack is None and jetson and jetson.l4t:
+        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
+    soc = jetson.soc if jetson else None
+    return jetpack, soc, list(jetson_matrix.framework_sources(jetpack, FRAMEWORK, soc))
+
+
+def _jetson_candidates(facts, machine: Machine, spec) -> list[Candidate]:
+    """The matrix view of a Jetson: what `_choose_jetson` considers, judged the same way."""
+    jetpack, _, sources = _jetson_sources(facts)
+    out = []
+    for source in (s for s in sources if s.available):
+        if source.kind == "official":
+            for _, option in _jetson_official_options(machine, spec, source):
+                verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
+                out.append(Candidate(option.release.version, option.tag, verdict, why,
+                                     option.release.pythons("linux_aarch64")))
+            continue
+        version = _jetson_version(source) or "latest"
+        python_ok = not (machine.python and source.python and machine.python != source.python)
+        why = "" if python_ok else f"built for Python {source.python}, the target is {machine.python}"
+        out.append(Candidate(version, _jetson_build(source, jetpack, facts), "fits" if python_ok else "python", why,
+                             (source.python,) if source.python else ()))
+    return out
 
 
 # --- conda ----------------------------------------------------------------------------------------
@@ -572,6 +603,8 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
     spec = version_spec(request.version)
     tag = wanted_tag(request.cuda)
     machine = machine_of(facts)
+    if common.is_jetson(facts) and tag != "cpu":
+        return _jetson_candidates(facts, machine, spec)
     if machine.platform is None:
         return []
     out = []
