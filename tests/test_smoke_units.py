@@ -193,3 +193,19 @@ def test_exit_code_and_document():
     assert doc == {"schema": "envdoctor.smoke/1", "results": [
         {"framework": "torch", "check": "cnn", "device": "cpu", "status": "pass", "seconds": 1.235,
          "details": {}, "reason": None, "code": None}]}
+
+
+def test_devices_failure_is_explained_by_what_the_framework_printed():
+    """TensorFlow GPU build that cannot load CUDA: it sees no GPU and says why on stderr."""
+    facts = machine("diag-clean-rtx4090")
+    # As TensorFlow 2.15 logs it when the CUDA libraries are missing (the text issue 4 lists).
+    stderr = ("2026-11-29 10:00:00.000000: W tensorflow/core/common_runtime/gpu/gpu_device.cc:2256] Cannot dlopen "
+              "some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if "
+              "you would like to use GPU.\nSkipping registering GPU devices...")
+    recorded = SmokeResult("tensorflow", "devices", "pass", device="cpu", output=stderr,
+                           details={"version": "2.15.1", "cuda_build": True, "gpus": [], "gpu_count": 0})
+    result = evaluate.compare_devices(recorded, facts, "auto")
+    assert result.status == "fail" and "Cannot dlopen" in result.details["output_tail"]
+    explained = evaluate.explain_failure(result, catalog().framework("tensorflow"), catalog(), facts, {}, never)
+    assert explained.code == "cuda-libs-missing"
+    assert "output" not in explained.to_dict()

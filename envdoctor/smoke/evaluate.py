@@ -13,6 +13,7 @@ from typing import Callable, Mapping, Optional
 from envdoctor.facts import Facts
 from envdoctor.smoke.catalog import Catalog, FrameworkSpec
 from envdoctor.smoke.results import SmokeResult
+from envdoctor.smoke.runner import TAIL_CHARS
 
 NO_GPU_OOM = "no GPU: an out-of-memory round trip on the CPU would exhaust host memory"
 
@@ -57,6 +58,8 @@ def compare_devices(result: SmokeResult, facts: Facts, device: str) -> SmokeResu
         return result.with_(details=details)
     names = ", ".join(sorted({g.name or "?" for g in nvml}))
     reason = f"{result.framework} sees {seen} of the {len(nvml)} GPU(s) NVML lists ({names})"
+    if result.output:  # what the framework said while looking for them (TF: "Cannot dlopen some GPU libraries")
+        details["output_tail"] = result.output[-TAIL_CHARS:]
     return result.with_(status="fail", reason=reason, details=details)
 
 
@@ -81,7 +84,7 @@ def explain_failure(result: SmokeResult, spec: FrameworkSpec, catalog: Catalog, 
     if result.ok:
         return result
     seen = symptoms(result, facts, environ)
-    text = "\n".join(filter(None, [result.reason, str(result.details.get("output_tail") or "")]))
+    text = "\n".join(filter(None, [result.reason, result.output, str(result.details.get("output_tail") or "")]))
     for rule in catalog.failures:
         if rule.matches(seen, text):
             return _with_code(result, rule.code, rule.explanation)

@@ -20,6 +20,7 @@ class SmokeResult:
     details: dict[str, Any] = field(default_factory=dict)
     reason: Optional[str] = None  # why it failed, errored or was skipped
     code: Optional[str] = None  # the finding code that explains a failure, when one is known
+    output: str = field(default="", repr=False)  # what a failed check printed (for matching; not in JSON)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

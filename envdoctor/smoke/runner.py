@@ -16,7 +16,8 @@ from envdoctor.smoke.catalog import FrameworkSpec
 from envdoctor.smoke.results import SmokeResult
 
 PHASE_PREFIX = "#envdoctor phase="  # printed by checks/_harness.py
-TAIL_CHARS = 20_000  # how much of a failed check's output is kept for matching error texts
+OUTPUT_CHARS = 50_000  # how much of a failed check's output is kept for matching error texts
+TAIL_CHARS = 2_000  # how much of it the result shows (details.output_tail)
 PHASE_WORDS = {"start": "before importing {fw}", "import": "while importing {fw}", "imported": "during the check"}
 
 
@@ -50,24 +51,26 @@ def interpret(job: CheckRun, result: proc.RunResult, seconds: float) -> SmokeRes
     phase = last_phase(result.stdout)
     base = SmokeResult(name, job.check, "error", device=job.device if job.device != "auto" else None, seconds=seconds)
     where = PHASE_WORDS.get(phase or "start", "").format(fw=name)
+    text = output(result)
     if result.error and result.returncode is None and "timed out" in result.error:
-        return base.with_(reason=f"timed out after {job.timeout:g} s {where}".strip(),
-                          details={"phase": phase, "output_tail": tail(result)})
+        return base.with_(reason=f"timed out after {job.timeout:g} s {where}".strip(), output=text,
+                          details={"phase": phase, "output_tail": text[-TAIL_CHARS:]})
     if result.returncode is not None and result.returncode < 0:
         signal = proc.signal_name(-result.returncode)
-        return base.with_(reason=f"killed by signal {signal} {where}".strip(),
-                          details={"phase": phase, "signal": signal, "output_tail": tail(result)})
+        return base.with_(reason=f"killed by signal {signal} {where}".strip(), output=text,
+                          details={"phase": phase, "signal": signal, "output_tail": text[-TAIL_CHARS:]})
     if result.error:  # the interpreter could not be started at all
         return base.with_(reason=result.error, details={"phase": phase})
     found = last_result(result.stdout)
     if found is None:
-        return base.with_(reason=f"{result.describe_failure()} without printing a result {where}".strip(),
-                          details={"phase": phase, "output_tail": tail(result)})
+        return base.with_(reason=f"{result.describe_failure()} without printing a result {where}".strip(), output=text,
+                          details={"phase": phase, "output_tail": text[-TAIL_CHARS:]})
     details = found.get("details") if isinstance(found.get("details"), dict) else {}
-    if found["status"] in ("fail", "error"):
-        details = dict(details, output_tail=tail(result))
+    failed = found["status"] in ("fail", "error")
+    if failed:
+        details = dict(details, output_tail=text[-TAIL_CHARS:])
     return SmokeResult(name, job.check, found["status"], device=found.get("device"), seconds=seconds,
-                       details=details, reason=found.get("reason"))
+                       details=details, reason=found.get("reason"), output=text)
 
 
 def last_phase(stdout: str) -> Optional[str]:
@@ -93,8 +96,8 @@ def last_result(stdout: str) -> Optional[dict]:
     return None
 
 
-def tail(result: proc.RunResult) -> str:
-    """The end of what the check printed (stderr, then the non-marker stdout), for error-text matching."""
+def output(result: proc.RunResult) -> str:
+    """The end of what the check printed (stderr, then stdout without markers and result)."""
     out = "\n".join(l for l in result.stdout.splitlines() if not l.startswith(PHASE_PREFIX) and not l.startswith("{"))
     text = (result.stderr.strip() + "\n" + out.strip()).strip()
-    return text[-TAIL_CHARS:]
+    return text[-OUTPUT_CHARS:]

@@ -107,7 +107,7 @@ def _one(row: Row, spec: FrameworkSpec, request: SmokeRequest, facts: Facts, pyt
         return SmokeResult(row.framework, row.check, "skip", reason=broken[row.framework])
     why = evaluate.pre_skip(row.check, request.device, facts)
     if why:
-        return SmokeResult(row.framework, row.check, "skip", device="cpu", reason=why)
+        return SmokeResult(row.framework, row.check, "skip", reason=why)
     env = evaluate.oom_env(environ) if row.check == "oom" else environ
     job = CheckRun(spec, row.check, python, request.device, request.timeout, request.steps, env)
     result = run_check(job)
