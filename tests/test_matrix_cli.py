@@ -132,3 +132,10 @@ def test_cells_that_do_not_fit_say_why():
     assert others and "Where ✗ does not fit:" in out
     for c in others:
         assert c["why"] in out
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "jax", "paddle"])
+def test_cuda_builds_are_not_for_a_machine_without_nvidia(framework):
+    doc = matrix_json(framework, "cpu-only")
+    cuda = [c for c in doc["candidates"] if c["build"].startswith("cu")]
+    assert all(c["verdict"] == "platform" for c in cuda), [c for c in cuda if c["verdict"] != "platform"][:3]

@@ -103,6 +103,11 @@ def driver_check(facts, cuda: str) -> DriverCheck:
     return DriverCheck(False, minimum, f"needs driver ≥ {minimum}, you have {have}")
 
 
+def has_nvidia_gpu(facts) -> bool:
+    """An NVIDIA GPU is on this machine (seen by the driver, on the PCI bus, or as a Jetson)."""
+    return bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices) or is_jetson(facts))
+
+
 def gpu_capabilities(facts) -> list[str]:
     """Compute capability of every NVIDIA GPU (probe first, then the product table); unknowns left out."""
     found = []

@@ -343,17 +343,16 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
     if platform is None:
         return []
     ccs = common.unique(common.gpu_capabilities(facts))
-    has_gpu = bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
     out = []
     for release in series_heads(spec):
         for build in builds:
             if build != "cpu" and not release.plugin_wheels.get(build):
                 continue
             option = judge(Option(release, build), facts, platform, python, ccs)
-            if build != "cpu" and not has_gpu and option.fits:
-                option.problems.append(("gpu", "no NVIDIA GPU on this machine"))
             if build != "cpu" and common.is_jetson(facts):
-                option.problems.append(("platform", "no JAX CUDA build for Jetson"))
+                option.problems.insert(0, ("platform", "no JAX CUDA build for Jetson"))
+            elif build != "cpu" and not common.has_nvidia_gpu(facts):
+                option.problems.insert(0, ("platform", "no NVIDIA GPU on this machine"))
             verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
             pythons = release.plugin_pythons(build, platform) if build != "cpu" else release.pythons(platform)
             out.append(Candidate(release.version, build, verdict, why, tuple(pythons)))

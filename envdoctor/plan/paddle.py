@@ -164,8 +164,7 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
     if platform is None:
         return _nothing(request, python, [], [f"PaddlePaddle publishes no wheels for {facts.host.os or '?'} "
                                               f"{facts.host.arch or '?'}"], [])
-    nvidia = bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
-    gpu_wanted = want not in (None, "cpu") or (want is None and nvidia)
+    gpu_wanted = want not in (None, "cpu") or (want is None and common.has_nvidia_gpu(facts))
     notes: list[str] = []
     if gpu_wanted and platform not in matrix.gpu_platforms():
         notes.append(f"PaddlePaddle has no GPU build for {platform}: this plan is the CPU build")
@@ -326,16 +325,16 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
     if platform is None:
         return []
     ccs = common.unique(common.gpu_capabilities(facts))
-    nvidia = bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
     out = []
     for release in series_heads(spec):
         builds = ([] if want == "cpu" else builds_to_try(release, want)) + ([] if want not in (None, "cpu") else ["cpu"])
         for build in builds:
             option = judge(Option(release, build), facts, platform, python, ccs)
-            if option.gpu and option.fits and not nvidia:
-                option.problems.append(("gpu", "no NVIDIA GPU on this machine"))
             if option.gpu and common.is_jetson(facts):
-                option.problems.append(("platform", "no PaddlePaddle GPU build for Jetson"))
+                option.problems.insert(0, ("platform", "no PaddlePaddle GPU build for Jetson"))
+            elif option.gpu and not common.has_nvidia_gpu(facts):
+                # A CUDA build on a machine without an NVIDIA GPU is not for this machine at all.
+                option.problems.insert(0, ("platform", "no NVIDIA GPU on this machine"))
             verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
             pythons = release.gpu_pythons(build, platform) if option.gpu else release.pythons(platform)
             out.append(Candidate(release.version, build, verdict, why, tuple(pythons)))

@@ -145,17 +145,13 @@ def _judge_metal(option: Option, python: Optional[str]) -> None:
 
 # --- the machine ----------------------------------------------------------------------------------
 
-def _nvidia_present(facts) -> bool:
-    return bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices))
-
-
 def _kinds(facts, platform: str, want: str) -> list[str]:
     """Builds to try, best first: 'gpu', 'metal', 'cpu'."""
     if want == "cpu":
         return ["cpu"]
     if want == "metal" or (want == "auto" and platform == "macos_arm64"):
         return ["metal"]
-    if want == "gpu" or _nvidia_present(facts):
+    if want == "gpu" or common.has_nvidia_gpu(facts):
         return ["gpu"]
     return ["cpu"]
 
@@ -480,8 +476,8 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
             if kind == "metal" and platform != "macos_arm64":
                 continue
             option = judge(Option(release, _build_label(kind, release)), facts, platform, python, ccs)
-            if kind == "gpu" and not _nvidia_present(facts) and option.fits:
-                option.problems.append(("gpu", "no NVIDIA GPU on this machine"))
+            if kind == "gpu" and not common.has_nvidia_gpu(facts):
+                option.problems.insert(0, ("platform", "no NVIDIA GPU on this machine"))
             verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
             pythons = option.metal.pythons if option.metal else release.pythons(platform)
             out.append(Candidate(release.version, option.build, verdict, why, tuple(pythons)))
