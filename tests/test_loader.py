@@ -53,3 +53,26 @@ def test_recipe_templates_expand_lists_and_fields():
 def test_recipe_with_missing_value_is_an_error():
     with pytest.raises(MatrixError, match=r"no value for placeholder \{index\}"):
         fill_argv(["{index}"], {}, "test")
+
+
+def test_a_broken_bundled_matrix_stops_check_with_one_line(tmp_path, cli):
+    import shutil
+
+    for kind in ("matrices", "recipes"):
+        shutil.copytree(data_dir(kind), tmp_path / kind)
+    pytorch = tmp_path / "matrices" / "pytorch.toml"
+    text = pytorch.read_text()
+    first_row = text.index("\n[[release]]")
+    pytorch.write_text(text[:first_row] + text[first_row:].replace("source = ", "origin = ", 1))
+    machine = str(data_dir("matrices").parent / "tests" / "fixtures" / "machines" / "t4-r550-py310.json")
+    result = cli("check", "--facts", machine, env={"ENVDOCTOR_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 2
+    assert result.stderr.startswith("envdoctor: error: pytorch.toml:") and "missing 'source'" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_plain_table_of_values_needs_provenance(tmp_path):
+    path = tmp_path / "x.toml"
+    path.write_text('[index]\nurl = "https://example.org"\n')
+    with pytest.raises(MatrixError, match=r"x.toml: \[index\]: missing 'source'"):
+        load_file(path)

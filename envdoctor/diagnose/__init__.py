@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 
 from envdoctor.facts import Facts
 from envdoctor.findings import SEVERITIES, Finding
+from envdoctor.matrix.loader import MatrixError
 
 Rule = Callable[[Facts], Iterable[Finding]]
 RULES: list[Rule] = []
@@ -37,6 +38,8 @@ def diagnose(facts: Facts) -> list[Finding]:
     for check in RULES:
         try:
             findings.extend(check(facts))
+        except MatrixError:
+            raise  # broken data is the user's (or packager's) problem to see: exit 2 naming the file
         except Exception as exc:  # a buggy rule must not hide the others
             findings.append(Finding(
                 code="internal-error", severity="warning", section="platform",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, Optional
 
+from envdoctor.matrix.loader import MatrixError
+
 
 def accessor(subject: str) -> Any:
     """The accessor module `envdoctor.matrix.<subject>`, or None when it does not exist yet."""
@@ -29,6 +31,8 @@ def call(subject: str, function: str, *args: Any, **kwargs: Any) -> Any:
         return None
     try:
         return fn(*args, **kwargs)
+    except MatrixError:
+        raise  # a broken data file must be reported, not read as "no knowledge"
     except (LookupError, ValueError, TypeError, AttributeError):
         return None
 

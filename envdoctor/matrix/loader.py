@@ -1,7 +1,7 @@
 """One loader for every data file in matrices/ and recipes/: parse, check provenance, cache.
 
-Every row (each table inside an array of tables) must name its `source` and the date it was
-`checked` (YYYY-MM-DD). A file that breaks this is a MatrixError naming the file and the row.
+Every row (each table inside an array of tables, and each top-level table that holds values) must
+name its `source` and the date it was `checked` (YYYY-MM-DD). A file that breaks this is a MatrixError naming the file and the row.
 Subject-specific checks live in the typed accessor modules beside this one.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ class MatrixError(ValueError):
 
 
 def _data_root() -> Path:
+    override = os.environ.get("ENVDOCTOR_DATA_DIR")
+    if override:
+        return Path(override)  # a folder holding matrices/ and recipes/ (maintainers, tests)
     packaged = Path(__file__).resolve().parent.parent / "_data"
     if packaged.is_dir():
         return packaged  # installed wheel
@@ -52,13 +56,15 @@ def load_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def check_provenance(data: dict[str, Any], filename: str) -> None:
+def check_provenance(data: dict[str, Any], filename: str, top: bool = True) -> None:
     for key, value in data.items():
+        if top and isinstance(value, dict) and any(not isinstance(v, dict) for v in value.values()):
+            _check_row(value, f"{filename}: [{key}]")  # a plain table of facts is a row too
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             for index, row in enumerate(value):
                 where = f"{filename}: [[{key}]] row {index + 1}{_row_label(row)}"
                 _check_row(row, where)
-                check_provenance(row, filename)
+                check_provenance(row, filename, top=False)
 
 
 def _row_label(row: dict[str, Any]) -> str:
