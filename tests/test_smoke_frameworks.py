@@ -132,3 +132,14 @@ def test_device_cuda_without_a_gpu_fails_with_the_reason():
     assert r["status"] == "fail"
     assert r["reason"] == "--device cuda, but torch sees no CUDA device"
     assert r["details"]["cuda_build"] is None  # the +cpu build, reported for the diagnosis
+
+
+def test_device_cpu_skips_oom_and_keeps_devices_informational():
+    if "jax" not in INSTALLED:
+        pytest.skip(f"jax is not installed in {sys.executable}")
+    proc = run_cli("smoke", "jax", "--checks", "devices,oom", "--device", "cpu", "--python", sys.executable, "--json")
+    devices, oom = json.loads(proc.stdout)["results"]
+    assert proc.returncode == 0
+    assert devices["status"] == "pass" and devices["details"]["platforms"] == ["cpu"]
+    assert oom["status"] == "skip"
+    assert oom["reason"] == "--device cpu: an out-of-memory round trip on the CPU would exhaust host memory"
