@@ -93,6 +93,16 @@ def test_hidden_gpus_fail_devices_with_cuda_visible_devices():
     assert (explained.status, explained.code) == ("fail", "cuda-visible-devices")
 
 
+def test_gpus_selected_on_purpose_with_cuda_visible_devices_are_not_a_failure():
+    facts = machine("a100-current")  # two A100s
+    one = devices_result(TORCH_CPU_DEVICES, cuda_build="12.8", gpu_count=1, gpus=[{"name": "NVIDIA A100-SXM4-80GB"}])
+    result = evaluate.compare_devices(one, facts, "auto", {"CUDA_VISIBLE_DEVICES": "1"})
+    assert result.status == "pass"
+    assert result.details["note"] == "CUDA_VISIBLE_DEVICES=1 selects 1 of the 2 GPU(s)"
+    # Without the variable the same view is a GPU missing.
+    assert evaluate.compare_devices(one, facts, "auto", {}).status == "fail"
+
+
 def test_devices_passes_when_the_framework_sees_every_gpu_or_the_run_is_cpu():
     facts = machine("diag-torch-cpu-gpu")
     assert evaluate.compare_devices(devices_result(TORCH_CPU_DEVICES), facts, "cpu").status == "pass"

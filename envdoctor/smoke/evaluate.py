@@ -47,14 +47,23 @@ def oom_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def compare_devices(result: SmokeResult, facts: Facts, device: str) -> SmokeResult:
-    """A GPU that NVML lists but the framework does not see turns a passing devices check into a failure."""
+def compare_devices(result: SmokeResult, facts: Facts, device: str,
+                    environ: Optional[Mapping[str, str]] = None) -> SmokeResult:
+    """A GPU that NVML lists but the framework does not see turns a passing devices check into a failure.
+
+    Not when CUDA_VISIBLE_DEVICES deliberately selects some GPUs and the framework sees exactly those.
+    """
     if result.check != "devices" or result.status != "pass":
         return result
     nvml = facts.gpus
     seen = int(result.details.get("gpu_count") or 0)
     details = dict(result.details, nvml_gpus=[g.name for g in nvml])
     if device == "cpu" or len(nvml) <= seen:
+        return result.with_(details=details)
+    visible = (environ or {}).get("CUDA_VISIBLE_DEVICES")
+    selected = [v for v in (visible or "").split(",") if v.strip()]
+    if seen and seen == len(selected):
+        details["note"] = f"CUDA_VISIBLE_DEVICES={visible} selects {seen} of the {len(nvml)} GPU(s)"
         return result.with_(details=details)
     names = ", ".join(sorted({g.name or "?" for g in nvml}))
     reason = f"{result.framework} sees {seen} of the {len(nvml)} GPU(s) NVML lists ({names})"

@@ -111,7 +111,7 @@ def _one(row: Row, spec: FrameworkSpec, request: SmokeRequest, facts: Facts, pyt
     env = evaluate.oom_env(environ) if row.check == "oom" else environ
     job = CheckRun(spec, row.check, python, request.device, request.timeout, request.steps, env)
     result = run_check(job)
-    return evaluate.compare_devices(result, facts, request.device)
+    return evaluate.compare_devices(result, facts, request.device, environ)
 
 
 def _did_not_import(result: SmokeResult) -> bool:
