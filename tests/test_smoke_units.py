@@ -219,3 +219,28 @@ def test_devices_failure_is_explained_by_what_the_framework_printed():
     explained = evaluate.explain_failure(result, catalog().framework("tensorflow"), catalog(), facts, {}, never)
     assert explained.code == "cuda-libs-missing"
     assert "output" not in explained.to_dict()
+
+
+def test_fill_until_oom_gets_close_to_the_limit_and_stops():
+    """The allocation loop the GPU OOM checks share, against an allocator with a 100 MiB budget."""
+    sys.path.insert(0, str(catalog().frameworks[0].script.parent))
+    try:
+        import _harness
+    finally:
+        sys.path.pop(0)
+    budget = {"left": 100 << 20}
+
+    def alloc(n):
+        if n > budget["left"]:
+            raise MemoryError(f"out of memory: tried to allocate {n} bytes")
+        budget["left"] -= n
+        return n
+
+    blocks, reached, error = _harness.fill_until_oom(alloc, lambda e: isinstance(e, MemoryError), 32 << 20, 10,
+                                                     min_chunk=1 << 20)
+    assert (100 << 20) - reached < 1 << 20  # within the smallest block of the limit
+    assert sum(blocks) == reached
+    assert error == "MemoryError: out of memory: tried to allocate 33554432 bytes"
+    # An error that is not an out-of-memory error is not swallowed.
+    with pytest.raises(ValueError):
+        _harness.fill_until_oom(lambda n: (_ for _ in ()).throw(ValueError("bad")), lambda e: False, 1, 10)

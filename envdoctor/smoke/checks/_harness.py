@@ -78,6 +78,28 @@ def one_line(exc):
     return "{}: {}".format(type(exc).__name__, text[0][:300] if text else "").rstrip(": ")
 
 
+def fill_until_oom(alloc, is_oom, chunk, seconds, min_chunk=64 << 20, max_blocks=1024):
+    """Allocate blocks of `chunk` bytes until the framework raises its out-of-memory error, halving the
+    block after each error to get close to the limit; bounded in time and in count.
+
+    Returns (blocks, bytes reached, the first out-of-memory error as one line or None).
+    """
+    blocks, reached, first = [], 0, None
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and len(blocks) < max_blocks:
+        try:
+            blocks.append(alloc(chunk))
+            reached += chunk
+        except Exception as exc:
+            if not is_oom(exc):
+                raise
+            first = first or one_line(exc)
+            if chunk <= min_chunk:
+                break
+            chunk //= 2
+    return blocks, reached, first
+
+
 def finite(values):
     return all(math.isfinite(v) for v in values)
 

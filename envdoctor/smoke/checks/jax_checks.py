@@ -177,20 +177,15 @@ def oom(ctx):
     jnp = jax.numpy
     stats = device.memory_stats() or {}
     limit = int(stats.get("bytes_limit", 0))
-    chunk = max(limit // 64, 64 << 20)
-    blocks, reached, raised = [], 0, None
-    deadline = time.monotonic() + ctx.oom_seconds
-    while time.monotonic() < deadline and len(blocks) < 4 * 64:
-        try:
-            block = jax.device_put(jnp.zeros((chunk,), jnp.uint8), device)
-            block.block_until_ready()
-            blocks.append(block)
-            reached += chunk
-        except Exception as exc:  # XlaRuntimeError: RESOURCE_EXHAUSTED
-            if "RESOURCE_EXHAUSTED" not in str(exc) and "out of memory" not in str(exc).lower():
-                raise
-            raised = h.one_line(exc)
-            break
+    def alloc(n):
+        block = jax.device_put(jnp.zeros((n,), jnp.uint8), device)
+        block.block_until_ready()
+        return block
+
+    def is_oom(exc):  # XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate ...
+        return "RESOURCE_EXHAUSTED" in str(exc) or "out of memory" in str(exc).lower()
+
+    blocks, reached, raised = h.fill_until_oom(alloc, is_oom, max(limit // 32, 64 << 20), ctx.oom_seconds)
     at_oom = device.memory_stats() or {}
     for block in blocks:
         block.delete()

@@ -98,18 +98,11 @@ def oom(ctx):
     if ctx.device == "cpu":
         raise Skip("no GPU: an out-of-memory round trip on the CPU would exhaust host memory")
     total = paddle.device.cuda.get_device_properties(0).total_memory
-    chunk = max(total // 64, 64 << 20)
-    blocks, reached, raised = [], 0, None
-    deadline = time.monotonic() + ctx.oom_seconds
-    while time.monotonic() < deadline and len(blocks) < 4 * 64:
-        try:
-            blocks.append(paddle.empty([chunk], dtype="uint8"))
-            reached += chunk
-        except Exception as exc:  # paddle turns its ResourceExhaustedError into MemoryError
-            if not isinstance(exc, MemoryError) and "out of memory" not in str(exc).lower():
-                raise
-            raised = h.one_line(exc)
-            break
+    blocks, reached, raised = h.fill_until_oom(
+        lambda n: paddle.empty([n], dtype="uint8"),
+        # paddle turns its ResourceExhaustedError into a MemoryError
+        lambda exc: isinstance(exc, MemoryError) or "out of memory" in str(exc).lower(),
+        max(total // 32, 64 << 20), ctx.oom_seconds)
     at_oom = {"allocated_mib": paddle.device.cuda.memory_allocated(0) >> 20,
               "reserved_mib": paddle.device.cuda.memory_reserved(0) >> 20}
     del blocks

@@ -105,19 +105,16 @@ def oom(ctx):
     if ctx.device == "cpu":
         raise Skip("no GPU: an out-of-memory round trip on the CPU would exhaust host memory")
     growth = tf.config.experimental.get_memory_growth(tf.config.list_physical_devices("GPU")[0])
-    chunk_elems = 256 << 20  # 256 MiB of uint8 per block
-    blocks, reached, raised = [], 0, None
-    deadline = time.monotonic() + ctx.oom_seconds
+
+    def alloc(n):
+        block = tf.ones((n,), tf.uint8)
+        _ = block[-1].numpy()  # make sure it is really there
+        return block
+
     with tf.device("/GPU:0"):
-        while time.monotonic() < deadline and len(blocks) < 4096:
-            try:
-                block = tf.ones((chunk_elems,), tf.uint8)
-                _ = block[-1].numpy()  # make sure it is really there
-                blocks.append(block)
-                reached += chunk_elems
-            except tf.errors.ResourceExhaustedError as exc:
-                raised = h.one_line(exc)
-                break
+        blocks, reached, raised = h.fill_until_oom(
+            alloc, lambda exc: isinstance(exc, tf.errors.ResourceExhaustedError), 1 << 30,
+            ctx.oom_seconds, max_blocks=4096)
         at_oom = tf.config.experimental.get_memory_info("GPU:0")
         del blocks
         after = tf.config.experimental.get_memory_info("GPU:0")

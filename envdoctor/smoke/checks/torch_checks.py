@@ -107,22 +107,12 @@ def oom(ctx):
     if getattr(props, "is_integrated", False):
         raise Skip("integrated GPU shares host memory; filling it would exhaust the host")
     total = props.total_memory
-    chunk = max(total // 64, 64 << 20)
-    blocks, reached, raised = [], 0, None
-    deadline = time.monotonic() + ctx.oom_seconds
-    peak = {}
     oom_error = getattr(torch.cuda, "OutOfMemoryError", RuntimeError)  # torch < 1.13: a RuntimeError
-    while time.monotonic() < deadline and len(blocks) < 4 * 64:
-        try:
-            blocks.append(torch.empty(chunk, dtype=torch.uint8, device="cuda:0"))
-            reached += chunk
-        except oom_error as exc:
-            if "out of memory" not in str(exc).lower():
-                raise
-            raised = h.one_line(exc)
-            peak = {"allocated_mib": torch.cuda.memory_allocated(0) >> 20,
-                    "reserved_mib": torch.cuda.memory_reserved(0) >> 20}
-            break
+    blocks, reached, raised = h.fill_until_oom(
+        lambda n: torch.empty(n, dtype=torch.uint8, device="cuda:0"),
+        lambda exc: isinstance(exc, oom_error) and "out of memory" in str(exc).lower(),
+        max(total // 32, 64 << 20), ctx.oom_seconds)
+    peak = {"allocated_mib": torch.cuda.memory_allocated(0) >> 20, "reserved_mib": torch.cuda.memory_reserved(0) >> 20}
     del blocks
     torch.cuda.empty_cache()
     if raised is None:
