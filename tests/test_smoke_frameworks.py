@@ -143,3 +143,16 @@ def test_device_cpu_skips_oom_and_keeps_devices_informational():
     assert devices["status"] == "pass" and devices["details"]["platforms"] == ["cpu"]
     assert oom["status"] == "skip"
     assert oom["reason"] == "--device cpu: an out-of-memory round trip on the CPU would exhaust host memory"
+
+
+def test_oom_script_refuses_to_fill_host_memory_even_when_asked_directly():
+    """The guard inside the check script, behind envdoctor's own pre-skip: no CUDA device, no allocation loop."""
+    if "torch" not in INSTALLED:
+        pytest.skip(f"torch is not installed in {sys.executable}")
+    from envdoctor.smoke.catalog import catalog
+
+    script = str(catalog().framework("torch").script)
+    out = subprocess.run([sys.executable, script, "--check", "oom"], capture_output=True, text=True, timeout=120).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["status"] == "skip"
+    assert result["reason"] == "no CUDA device: an out-of-memory round trip on the CPU would exhaust host memory"
