@@ -10,6 +10,7 @@ sum of the checks, which is also what the user pays in their own scripts.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
@@ -77,11 +78,9 @@ def make_plan(request: SmokeRequest, facts: Facts, cat: Optional[Catalog] = None
 
 
 def run_plan(plan: Plan, request: SmokeRequest, facts: Facts, python: str,
-             on_change: Callable[[], None] = lambda: None, environ: Optional[Mapping[str, str]] = None,
-             clock: Callable[[], float] = None) -> list[SmokeResult]:
-    import time
-
-    clock = clock or time.monotonic
+             on_change: Callable[[], None] = lambda: None,
+             environ: Optional[Mapping[str, str]] = None) -> list[SmokeResult]:
+    """Run the pending rows one at a time; `on_change` is called when a row starts and ends."""
     environ = dict(os.environ if environ is None else environ)
     cat = catalog()
     diagnosis = _lazy_diagnosis(facts)
@@ -90,7 +89,7 @@ def run_plan(plan: Plan, request: SmokeRequest, facts: Facts, python: str,
         if row.state == "done":
             continue
         spec = plan.specs[row.framework]
-        row.state, row.started = "running", clock()
+        row.state, row.started = "running", time.monotonic()
         on_change()
         row.result = _one(row, spec, request, facts, python, environ, broken)
         row.result = evaluate.explain_failure(row.result, spec, cat, facts, environ, diagnosis)
