@@ -205,3 +205,21 @@ class Notes:
 
     warnings: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
+
+
+def allowed_releases(releases: Iterable, spec) -> list:
+    """The releases (newest first) a --version request allows. An older patch may fit where the
+    newest of its series does not (e.g. a manylinux tag that needs a newer glibc)."""
+    return [r for r in releases if spec is None or spec.contains(r.version, prereleases=True)]
+
+
+def series_heads(releases: Iterable) -> list:
+    """Newest first, the newest patch of each major.minor series (the matrix view)."""
+    chosen, seen = [], set()
+    for r in releases:
+        series = ".".join(r.version.split(".")[:2])
+        if series not in seen:
+            seen.add(series)
+            chosen.append(r)
+    return chosen
+

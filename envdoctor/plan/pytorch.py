@@ -190,15 +190,7 @@ def _judge_rocm(option: Option, machine: Machine) -> None:
 
 def candidate_releases(spec: Optional[SpecifierSet]) -> list[matrix.Release]:
     """Newest first; the newest allowed patch of each series."""
-    chosen, seen = [], set()
-    for release in matrix.releases():
-        if spec is not None and not spec.contains(release.version, prereleases=True):
-            continue
-        if release.series in seen:
-            continue
-        seen.add(release.series)
-        chosen.append(release)
-    return chosen
+    return common.series_heads(common.allowed_releases(matrix.releases(), spec))
 
 
 def wanted_options(release: matrix.Release, machine: Machine, tag: Optional[str]) -> list[Option]:

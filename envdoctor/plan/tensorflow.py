@@ -75,20 +75,11 @@ def cuda_major(cuda: str) -> Optional[str]:
 
 
 def releases(spec) -> list[matrix.Release]:
-    """Every release the version request allows, newest first (an older patch may fit where the
-    newest of its series does not, e.g. a manylinux tag that needs a newer glibc)."""
-    return [r for r in matrix.releases() if spec is None or spec.contains(r.version, prereleases=True)]
+    return common.allowed_releases(matrix.releases(), spec)
 
 
 def series_heads(spec) -> list[matrix.Release]:
-    """Newest first, the newest patch of each series the version request allows (the matrix view)."""
-    chosen, seen = [], set()
-    for r in releases(spec):
-        series = ".".join(r.version.split(".")[:2])
-        if series not in seen:
-            seen.add(series)
-            chosen.append(r)
-    return chosen
+    return common.series_heads(releases(spec))
 
 
 # --- judging one option ---------------------------------------------------------------------------
