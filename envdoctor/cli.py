@@ -26,13 +26,20 @@ for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
 
 
-@app.callback()
-def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True)) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from envdoctor import __version__
 
         typer.echo(f"envdoctor {__version__}")
         raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=_print_version, expose_value=False),
+) -> None:
+    """Diagnose, install and smoke-test PyTorch, TensorFlow, JAX and PaddlePaddle on this machine."""
 
 
 def main() -> None:

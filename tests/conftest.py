@@ -6,6 +6,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory):
+    """Parsed-matrix cache of this test session only (inherited by CLI subprocesses)."""
+    os.environ["ENVDOCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("envdoctor-cache"))
+    yield
+    os.environ.pop("ENVDOCTOR_CACHE_DIR", None)
 FIXTURES = ROOT / "tests" / "fixtures"
 
 

@@ -76,3 +76,25 @@ def test_plain_table_of_values_needs_provenance(tmp_path):
     path.write_text('[index]\nurl = "https://example.org"\n')
     with pytest.raises(MatrixError, match=r"x.toml: \[index\]: missing 'source'"):
         load_file(path)
+
+
+def test_parsed_files_are_cached_and_edits_are_checked_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVDOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "x.toml"
+    path.write_text('[[cuda]]\ncuda = "12.8"\nsource = "s"\nchecked = 2026-11-29\n')
+    first = load_file(path)
+    assert first == {"cuda": [{"cuda": "12.8", "source": "s", "checked": "2026-11-29"}]}
+    assert len(list((tmp_path / "cache").glob("x.toml.*.marshal"))) == 1
+    assert load_file(path) == first
+    path.write_text('[[cuda]]\ncuda = "12.8"\nchecked = 2026-11-29\n')  # provenance removed
+    with pytest.raises(MatrixError, match="missing 'source'"):
+        load_file(path)
+
+
+def test_an_unwritable_cache_is_no_cache(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("ENVDOCTOR_CACHE_DIR", str(blocker / "cache"))
+    path = tmp_path / "x.toml"
+    path.write_text('[[cuda]]\ncuda = "13.0"\nsource = "s"\nchecked = "2026-11-29"\n')
+    assert load_file(path)["cuda"][0]["cuda"] == "13.0"

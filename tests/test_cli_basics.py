@@ -1,0 +1,29 @@
+"""The command line as a whole: version, help, unknown commands and options."""
+
+from envdoctor import __version__
+
+
+def test_version(cli):
+    result = cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"envdoctor {__version__}"
+
+
+def test_help_lists_every_command(cli):
+    result = cli("--help")
+    assert result.returncode == 0
+    for command in ("check", "facts", "install", "matrix", "smoke", "explain"):
+        assert command in result.stdout
+
+
+def test_unknown_command_and_option_exit_2_without_traceback(cli):
+    for args in (("frobnicate",), ("check", "--bogus")):
+        result = cli(*args)
+        assert result.returncode == 2
+        assert "Traceback" not in result.stderr
+
+
+def test_no_arguments_shows_help(cli):
+    result = cli()
+    assert "check" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
