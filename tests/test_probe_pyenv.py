@@ -37,3 +37,20 @@ def test_two_copies_of_one_distribution_stay_visible(tmp_path):
     (tmp_path / "a" / "torch-2.5.1.dist-info").mkdir(parents=True)
     (tmp_path / "b" / "torch-2.6.0.dist-info").mkdir(parents=True)
     assert _run(tmp_path / "a", tmp_path / "b")["packages"]["torch"] == "2.5.1|2.6.0"
+
+
+def test_this_interpreter_is_described_in_process_exactly_as_by_the_script():
+    """When the target is envdoctor's own interpreter the script runs in-process: same answer."""
+    import json
+    import os
+    import sys
+
+    from envdoctor import proc
+    from envdoctor.probe import ProbeContext, pyenv
+
+    ctx = ProbeContext(python=sys.executable, environ=dict(os.environ))
+    assert pyenv._is_this_interpreter(ctx)
+    in_process = pyenv.probe(ctx)
+    script = proc.run([sys.executable, str(pyenv.SCRIPT)], timeout=30)
+    assert in_process == pyenv.parse(script.stdout, ctx)
+    assert json.loads(script.stdout)["executable"] == sys.executable

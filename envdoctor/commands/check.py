@@ -23,12 +23,13 @@ def check(
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
 ) -> None:
     """Probe this machine (or replay --facts FILE), diagnose it and print what is wrong and how to fix it."""
-    from envdoctor.diagnose import diagnose
+    from envdoctor.diagnose import diagnose, prepare
+
+    facts, timings = obtain_facts(facts_file, python, deep, meanwhile=prepare)
+    findings = diagnose(facts)
     from envdoctor.render import console, print_json
     from envdoctor.render.report import print_report, report_document
 
-    facts, timings = obtain_facts(facts_file, python, deep)
-    findings = diagnose(facts)
     if json_out:
         print_json(report_document(facts, findings, timings))
     else:

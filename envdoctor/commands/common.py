@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Optional
 
 import typer
 
@@ -12,15 +13,23 @@ FactsOption = typer.Option(None, "--facts", metavar="FILE", help="Use a recorded
 PythonOption = typer.Option(None, "--python", metavar="PATH", help="The Python environment to inspect (default: active venv/conda env, else this interpreter).")
 
 
-def obtain_facts(facts_file: Optional[str], python: Optional[str], deep: bool = False) -> tuple[Facts, dict[str, float]]:
-    """Replay a recorded machine, or probe this one. A bad facts file raises FactsError (exit 2)."""
+def obtain_facts(facts_file: Optional[str], python: Optional[str], deep: bool = False,
+                 meanwhile: Optional[Callable[[], None]] = None) -> tuple[Facts, dict[str, float]]:
+    """Replay a recorded machine, or probe this one. A bad facts file raises FactsError (exit 2).
+
+    `meanwhile` (e.g. importing the diagnosis) runs while the probes wait on their subprocesses."""
     if facts_file:
         from envdoctor.facts import load_facts
 
         return load_facts(facts_file), {}
     from envdoctor.probe import collect
 
-    return collect(python=python, deep=deep)
+    if meanwhile is None:
+        return collect(python=python, deep=deep)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        probing = pool.submit(collect, python=python, deep=deep)
+        meanwhile()
+        return probing.result()
 
 
 def exit_code_for(findings, strict: bool = False) -> int:

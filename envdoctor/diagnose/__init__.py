@@ -32,6 +32,14 @@ def _load_rules() -> None:
         importlib.import_module(name)
 
 
+def prepare() -> None:
+    """Import the rules and the matrix accessors they consult, e.g. while the probes run."""
+    from envdoctor.diagnose import knowledge
+
+    _load_rules()
+    knowledge.import_accessors()
+
+
 def diagnose(facts: Facts) -> list[Finding]:
     _load_rules()
     findings: list[Finding] = []

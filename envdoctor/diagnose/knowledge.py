@@ -23,6 +23,15 @@ def accessor(subject: str) -> Any:
         return None
 
 
+SUBJECTS = ("drivers", "gpus", "jetson", "pytorch", "tensorflow", "jax", "paddle")
+
+
+def import_accessors() -> None:
+    """Import every accessor module now (their import, not their data, is the slow part)."""
+    for subject in SUBJECTS:
+        accessor(subject)
+
+
 def call(subject: str, function: str, *args: Any, **kwargs: Any) -> Any:
     """Call an accessor function; None when the module, the function or the row is missing."""
     module = accessor(subject)

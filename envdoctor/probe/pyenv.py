@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Mapping, Optional
@@ -34,11 +35,22 @@ def _interpreter_in(prefix: Path) -> Optional[Path]:
 
 
 def probe(ctx) -> PythonEnv:
+    if _is_this_interpreter(ctx):
+        # The same interpreter and search path: the script's answer is ours, without a process start.
+        from envdoctor.probe import target_script
+
+        return parse(json.dumps(target_script.describe()), ctx)
     result = proc.run([ctx.python, str(SCRIPT)], timeout=ctx.timeout * 2, env=dict(ctx.environ))
     if not result.ok:
         ctx.error("python", f"cannot run target interpreter {ctx.python}: {result.describe_failure()}")
         return PythonEnv(executable=ctx.python)
     return parse(result.stdout, ctx)
+
+
+def _is_this_interpreter(ctx) -> bool:
+    return (os.path.abspath(ctx.python) == os.path.abspath(sys.executable)
+            and ctx.environ.get("PYTHONPATH") == os.environ.get("PYTHONPATH")
+            and not sys.flags.no_site and not sys.flags.isolated)
 
 
 def parse(stdout: str, ctx) -> PythonEnv:

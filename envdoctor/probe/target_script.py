@@ -118,9 +118,9 @@ def env_kind(prefix, base_prefix):
     return "system"
 
 
-def main():
+def describe():
     prefix = sys.prefix
-    info = {
+    return {
         "executable": sys.executable,
         "version": platform.python_version(),
         "implementation": platform.python_implementation().lower(),
@@ -131,7 +131,10 @@ def main():
         "conda_packages": conda_packages(prefix),
         "machine": platform.machine(),
     }
-    sys.stdout.write(json.dumps(info))
+
+
+def main():
+    sys.stdout.write(json.dumps(describe()))
 
 
 if __name__ == "__main__":
