@@ -13,7 +13,7 @@ def console(stderr: bool = False):
     from rich.console import Console
 
     return Console(stderr=stderr, no_color=bool(os.environ.get("NO_COLOR")) or None, highlight=False,
-                   soft_wrap=False)
+                   soft_wrap=True)  # a line too long for a pipe is not broken in the middle
 
 
 def print_json(document: Any) -> None:
