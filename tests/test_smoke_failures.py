@@ -109,6 +109,7 @@ def test_named_framework_alias_not_installed(bare_python):
     (["mxnet"], "unknown framework 'mxnet' (choose from torch, tensorflow, jax, paddle)"),
     (["--device", "tpu"], "--device must be one of auto, cpu, cuda, not 'tpu'"),
     (["--timeout", "-1"], "--timeout must be a positive number of seconds, not -1"),
+    (["--timeout", "inf"], "--timeout must be a positive number of seconds, not inf"),
     (["--python", "/nonexistent/python"], "cannot run target interpreter /nonexistent/python"),
 ])
 def test_bad_options_exit_2_with_one_line(args, message):

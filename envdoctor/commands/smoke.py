@@ -87,7 +87,7 @@ def _choice(option: str, value: str, allowed: tuple[str, ...]) -> str:
 
 
 def _timeout(seconds: float) -> float:
-    if not seconds > 0:
+    if not 0 < seconds < float("inf"):
         raise UsageError(f"--timeout must be a positive number of seconds, not {seconds:g}")
     return seconds
 
