@@ -170,7 +170,8 @@ class Facts:
             raise FactsError("facts must be a JSON object")
         schema = data.get("schema")
         if schema != SCHEMA:
-            raise FactsError(f"unknown facts schema {schema!r} (expected {SCHEMA!r})")
+            what = "no facts schema" if schema is None else f"unknown facts schema {schema!r}"
+            raise FactsError(f"{what} (expected {SCHEMA!r})")
         return _build(cls, data, "facts")
 
     @property
@@ -195,8 +196,10 @@ def load_facts(path: str | Path) -> Facts:
     except json.JSONDecodeError as exc:
         raise FactsError(f"facts file {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
     # A whole report (`check --json`) carries its facts inside.
-    if isinstance(data, dict) and data.get("schema", "").startswith("envdoctor.report/"):
-        data = data.get("facts")
+    if isinstance(data, dict) and str(data.get("schema")).startswith("envdoctor.report/"):
+        if "facts" not in data:
+            raise FactsError(f"report file {path} has no \"facts\"")
+        data = data["facts"]
     return Facts.from_dict(data)
 
 
@@ -219,10 +222,9 @@ def _build(cls: type, data: Any, where: str) -> Any:
     for f in dataclasses.fields(cls):
         if f.name in data:
             kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{where}.{f.name}")
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise FactsError(f"{where}: {exc}") from None
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise FactsError(f"{where}: missing {f.name!r}")
+    return cls(**kwargs)
 
 
 def _convert(tp: Any, value: Any, where: str) -> Any:

@@ -44,6 +44,9 @@ def test_design_example_loads():
     ({"schema": "envdoctor.facts/1", "nvidia": {"gpus": [{"index": "zero"}]}}, "nvidia.gpus[0].index"),
     ({"schema": "envdoctor.facts/1", "host": {"wsl": "yes"}}, "host.wsl"),
     ({"schema": "envdoctor.facts/1", "python": {"packages": ["torch"]}}, "python.packages"),
+    ({"schema": None}, "no facts schema"),
+    ({"schema": 5}, "unknown facts schema 5"),
+    ({"schema": "envdoctor.facts/1", "nvidia": {"gpus": [{"name": "x"}]}}, "nvidia.gpus[0]: missing 'index'"),
 ])
 def test_bad_documents_name_the_problem(doc, message):
     with pytest.raises(FactsError, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -61,3 +64,15 @@ def test_load_facts_accepts_a_whole_report(tmp_path):
     path = tmp_path / "report.json"
     path.write_text(json.dumps({"schema": "envdoctor.report/1", "facts": Facts().to_dict(), "findings": []}))
     assert load_facts(path) == Facts()
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"schema": null}', "no facts schema"),
+    ('{"schema": 7}', "unknown facts schema 7"),
+    ('{"schema": "envdoctor.report/1", "findings": []}', 'has no "facts"'),
+])
+def test_load_facts_odd_schema_values_are_facts_errors(tmp_path, content, message):
+    path = tmp_path / "m.json"
+    path.write_text(content)
+    with pytest.raises(FactsError, match=message):
+        load_facts(path)
