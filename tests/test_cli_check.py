@@ -188,3 +188,10 @@ def test_gpu_on_the_bus_without_driver_and_with_nouveau(tmp_path):
 def test_no_gpu_is_information_not_an_error(tmp_path):
     _, report = _replay(tmp_path, {"host": {"os": "linux", "arch": "x86_64"}})
     assert [(f["code"], f["severity"]) for f in report["findings"] if f["section"] == "nvidia"] == [("no-gpu-platform", "info")]
+
+
+@pytest.mark.parametrize("command", ["check", "facts"])
+def test_a_python_path_that_is_not_there_exits_2_with_one_line(command, tmp_path):
+    result = run_cli(command, "--python", str(tmp_path / "bin" / "python"), env=BASE_ENV)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"envdoctor: error: cannot run target interpreter {tmp_path / 'bin' / 'python'}: no such file\n"

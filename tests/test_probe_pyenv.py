@@ -54,3 +54,29 @@ def test_this_interpreter_is_described_in_process_exactly_as_by_the_script():
     script = proc.run([sys.executable, str(pyenv.SCRIPT)], timeout=30)
     assert in_process == pyenv.parse(script.stdout, ctx)
     assert json.loads(script.stdout)["executable"] == sys.executable
+
+
+def test_an_explicit_python_that_names_no_executable_is_a_usage_error(tmp_path):
+    import pytest
+
+    from envdoctor.errors import UsageError
+
+    (tmp_path / "not-executable").write_text("")
+    for given, why in ((str(tmp_path / "missing"), "no such file"), (str(tmp_path), "it is a directory"),
+                       (str(tmp_path / "not-executable"), "not an executable file"),
+                       ("python-that-is-nowhere", "not found on PATH")):
+        with pytest.raises(UsageError, match=f"^cannot run target interpreter {given}: {why}$"):
+            pyenv.resolve_target(given, {})
+    assert pyenv.resolve_target(sys.executable, {"VIRTUAL_ENV": str(tmp_path)}) == sys.executable
+
+
+def test_a_target_that_runs_but_prints_no_json_is_a_probe_error(tmp_path):
+    from envdoctor.probe import ProbeContext
+
+    for stdout, message in (("", "printed nothing"), ("[1, 2]", "expected a JSON object, got list"),
+                            ("5", "expected a JSON object, got int"), ("Python 2.7", "unreadable output")):
+        ctx = ProbeContext(python="/bin/true", environ={})
+        env = pyenv.parse(stdout, ctx)
+        assert env.executable == "/bin/true" and env.version is None
+        [error] = ctx.errors
+        assert error.probe == "python" and message in error.message

@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Mapping, Optional
 
 from envdoctor import proc
+from envdoctor.errors import UsageError
 from envdoctor.facts import FactsError, PythonEnv, _build
 
 SCRIPT = Path(__file__).with_name("target_script.py")
 
 
 def resolve_target(python: Optional[str], environ: Mapping[str, str]) -> str:
-    """--python PATH, else the active venv, else the active conda env, else this interpreter."""
+    """--python PATH, else the active venv, else the active conda env, else this interpreter.
+
+    A --python that names no executable file is the user's input error (UsageError, exit 2), for
+    every command alike; one that runs but is not a working Python is a probe finding."""
     if python:
+        if shutil.which(python) is None:
+            raise UsageError(f"cannot run target interpreter {python}: {_why_not_runnable(python)}")
         return python
     for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
         prefix = environ.get(var)
@@ -25,6 +32,13 @@ def resolve_target(python: Optional[str], environ: Mapping[str, str]) -> str:
             if candidate:
                 return str(candidate)
     return sys.executable
+
+
+def _why_not_runnable(python: str) -> str:
+    path = Path(python)
+    if not path.exists():
+        return "no such file" if (os.sep in python or "/" in python) else "not found on PATH"
+    return "it is a directory" if path.is_dir() else "not an executable file"
 
 
 def _interpreter_in(prefix: Path) -> Optional[Path]:
@@ -54,10 +68,15 @@ def _is_this_interpreter(ctx) -> bool:
 
 
 def parse(stdout: str, ctx) -> PythonEnv:
+    if not stdout.strip():
+        ctx.error("python", f"target interpreter {ctx.python} printed nothing: is it a Python interpreter?")
+        return PythonEnv(executable=ctx.python)
     try:
         data = json.loads(stdout)
+        if not isinstance(data, dict):
+            raise FactsError(f"expected a JSON object, got {type(data).__name__}")
         data.pop("machine", None)
         return _build(PythonEnv, data, "python")
     except (json.JSONDecodeError, FactsError) as exc:
-        ctx.error("python", f"target interpreter printed unreadable output: {exc}")
+        ctx.error("python", f"target interpreter {ctx.python} printed unreadable output: {exc}")
         return PythonEnv(executable=ctx.python)
