@@ -195,3 +195,10 @@ def test_a_python_path_that_is_not_there_exits_2_with_one_line(command, tmp_path
     result = run_cli(command, "--python", str(tmp_path / "bin" / "python"), env=BASE_ENV)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == f"envdoctor: error: cannot run target interpreter {tmp_path / 'bin' / 'python'}: no such file\n"
+
+
+def test_facts_and_python_together_are_a_usage_error():
+    result = run_cli("check", "--facts", str(Path(__file__).parent / "fixtures/machines/wsl2.json"), "--python",
+                     "/usr/bin/python3", env=BASE_ENV)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "envdoctor: error: --facts and --python name two different targets; give one of them\n"

@@ -18,6 +18,10 @@ def obtain_facts(facts_file: Optional[str], python: Optional[str], deep: bool = 
     """Replay a recorded machine, or probe this one. A bad facts file raises FactsError (exit 2).
 
     `meanwhile` (e.g. importing the diagnosis) runs while the probes wait on their subprocesses."""
+    if facts_file and python:
+        from envdoctor.errors import UsageError
+
+        raise UsageError("--facts and --python name two different targets; give one of them")
     if facts_file:
         from envdoctor.facts import load_facts
 
