@@ -11,16 +11,21 @@
 - `gpu_capabilities(facts)` → every NVIDIA GPU's compute capability (from the probe, else from the
   product name table).
 - `python_command(facts)` → the argv prefix that runs the target interpreter.
-- `rejected(candidate, why)` and `summarize_rejections(...)` for the `rejected` list of a plan.
+- `Judged`: what every planner's Option shares (`problems`, `fits`, `why`, `verdict()`).
+- `rejected(candidate, why)`, `dedupe_rejections(...)` and `rejections(options)` for the `rejected`
+  list of a plan; `nothing(...)` for a plan where nothing fits.
+- `jetpack_of(facts)`, `pip_inside_conda(...)`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from envdoctor.matrix import drivers, gpus
-from envdoctor.plan import Rejected
+from envdoctor.matrix import jetson as jetson_matrix
+from envdoctor.plan import InstallPlan, Rejected
 
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_amd64", "macos_arm64", "macos_x86_64")
 
@@ -135,6 +140,30 @@ def python_command(facts) -> list[str]:
     return [facts.python.executable or "python"]
 
 
+class Judged:
+    """Mixin for the planners' Option dataclasses, which declare `problems: list[(verdict, why)]`
+    (verdict a key of plan.VERDICTS) and `notes: list[str]` (why it fits) themselves."""
+
+    problems: list[tuple[str, str]]
+    notes: list[str]
+
+    @property
+    def fits(self) -> bool:
+        return not self.problems
+
+    @property
+    def why(self) -> str:
+        return "; ".join(why for _, why in self.problems)
+
+    @property
+    def kinds(self) -> set[str]:
+        return {kind for kind, _ in self.problems}
+
+    def verdict(self) -> tuple[str, str]:
+        """(verdict, why) for the matrix view: the first problem names the verdict."""
+        return ("fits", "") if self.fits else (self.problems[0][0], self.why)
+
+
 def rejected(candidate: str, why: str) -> Rejected:
     return Rejected(candidate=candidate, why=why)
 
@@ -148,6 +177,23 @@ def dedupe_rejections(items: Iterable[Rejected], limit: int = 40) -> tuple[Rejec
         seen.add(item.candidate)
         out.append(item)
     return tuple(out[:limit])
+
+
+def nothing(framework: str, title: str, request, python: Optional[str], rejected: Iterable[Rejected] = (),
+            steps: Iterable[str] = (), warnings: Iterable[str] = ()) -> InstallPlan:
+    """The plan when nothing fits: no version, no commands; the rejections and what to change."""
+    return InstallPlan(framework=framework, version=None, build=None, python=python, manager=request.manager,
+                       reasons=(f"no {title} release fits this machine and request",), rejected=tuple(rejected),
+                       warnings=tuple(warnings), steps=tuple(steps))
+
+
+def jetpack_of(facts) -> tuple[Optional[str], Optional[str]]:
+    """(JetPack line, SoC) of a Jetson; the JetPack read off the L4T release when not probed."""
+    jetson = facts.jetson
+    if jetson is None:
+        return None, None
+    jetpack = jetson.jetpack or (jetson_matrix.jetpack_line(jetson.l4t) if jetson.l4t else None)
+    return jetpack, jetson.soc
 
 
 # --- used by the TensorFlow, JAX and Paddle planners ------------------------------------------------
@@ -205,6 +251,35 @@ class Notes:
 
     warnings: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
+
+
+def rejections(options: Iterable[Judged], limit: int = 15) -> tuple[Rejected, ...]:
+    """One line per rejected option (each has `name`, `release.version`, `build`); an older patch
+    rejected for the same reason as the newer one of its series is left out."""
+    seen, kept = set(), []
+    for o in options:
+        if not o.problems:
+            continue
+        key = (".".join(o.release.version.split(".")[:2]), o.build, o.why)
+        if key not in seen:
+            seen.add(key)
+            kept.append(rejected(o.name, o.why))
+    return dedupe_rejections(kept, limit=limit)
+
+
+def pip_inside_conda(facts, request, choose, statement: str) -> InstallPlan:
+    """For a framework that publishes no conda packages: a plan without commands that says so (the
+    `statement`) and gives the pip command to run inside the conda environment instead."""
+    pip = choose(facts, dataclasses.replace(request, manager="pip"))
+    if not pip.ok:
+        return dataclasses.replace(pip, manager="conda", reasons=(statement,) + pip.reasons)
+    from envdoctor.render.plan import shell_command  # the same quoting the console shows
+
+    windows = facts.host.os == "windows"
+    commands = " && ".join(shell_command(argv, windows) for argv in pip.commands)
+    return InstallPlan(framework=pip.framework, version=None, build=None, python=pip.python, manager="conda",
+                       reasons=(statement,) + pip.reasons, rejected=pip.rejected, warnings=pip.warnings,
+                       steps=(f"inside the conda environment, use pip (--manager pip): {commands}",) + pip.steps)
 
 
 def allowed_releases(releases: Iterable, spec) -> list:

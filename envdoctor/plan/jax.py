@@ -30,7 +30,7 @@ PLUGIN_PACKAGES = {"cuda12": ("jax-cuda12-plugin", "jax-cuda12-pjrt"),
 
 
 @dataclass
-class Option:
+class Option(common.Judged):
     release: matrix.Release
     build: str  # cuda13 | cuda12 | cpu
     plugin: Optional[matrix.Plugin] = None
@@ -40,10 +40,6 @@ class Option:
     @property
     def name(self) -> str:
         return f"jax {self.release.version} {self.build}"
-
-    @property
-    def fits(self) -> bool:
-        return not self.problems
 
     @property
     def gpu(self) -> bool:
@@ -254,39 +250,21 @@ def _finish(facts, request, python, option, commands, steps, reasons, rejected_b
     return InstallPlan(
         framework=FRAMEWORK, version=option.release.version, build=option.build, python=python,
         manager=request.manager, commands=tuple(commands), reasons=tuple(reasons),
-        rejected=_rejections(rejected_before), warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
+        rejected=common.rejections(rejected_before), warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
 
 
 def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
     for option in rejected_before:
-        if option.plugin and {k for k, _ in option.problems} == {"driver"}:
+        if option.plugin and option.kinds == {"driver"}:
             minimum = common.drivers.wheel_min_driver(option.plugin.cuda_build, common.driver_os(facts))
             return [f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"]
     return []
 
 
-def _rejections(options: list[Option]) -> tuple:
-    """One line per rejected option; an older patch rejected for the same reason as the newer one of
-    its series is left out."""
-    seen, kept = set(), []
-    for o in options:
-        if not o.problems:
-            continue
-        why = "; ".join(w for _, w in o.problems)
-        key = (".".join(o.release.version.split(".")[:2]), o.build, why)
-        if key not in seen:
-            seen.add(key)
-            kept.append(common.rejected(o.name, why))
-    return common.dedupe_rejections(kept, limit=15)
-
-
 def _nothing(request, python, judged, steps, notes=None) -> InstallPlan:
     notes = notes or common.Notes()
-    warnings = tuple(notes.warnings)
-    steps = tuple(steps) + tuple(notes.steps)
-    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=python, manager=request.manager,
-                       reasons=("no JAX release fits this machine and request",), rejected=_rejections(judged),
-                       warnings=warnings, steps=steps)
+    return common.nothing(FRAMEWORK, "JAX", request, python, common.rejections(judged),
+                          list(steps) + notes.steps, notes.warnings)
 
 
 def _fixes(judged: list[Option], facts, platform: str, builds: list[str]) -> list[str]:
@@ -313,11 +291,8 @@ def _fixes(judged: list[Option], facts, platform: str, builds: list[str]) -> lis
 
 
 def _jetson_statement(facts, request, python) -> InstallPlan:
-    jetson = facts.jetson
-    jetpack = jetson.jetpack if jetson else None
-    if jetpack is None and jetson and jetson.l4t:
-        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
-    row = jetson_matrix.framework_source(jetpack, FRAMEWORK, jetson.soc if jetson else None)
+    jetpack, soc = common.jetpack_of(facts)
+    row = jetson_matrix.framework_source(jetpack, FRAMEWORK, soc)
     note = f": {row.note}" if row is not None and row.note else ""
     return _nothing(request, python, [], [
         f"there is no JAX GPU build for Jetson (JetPack {jetpack or 'unknown'}){note}",
@@ -344,7 +319,7 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
                 option.problems.insert(0, ("platform", "no JAX CUDA build for Jetson"))
             elif build != "cpu" and not common.has_nvidia_gpu(facts):
                 option.problems.insert(0, ("platform", "no NVIDIA GPU on this machine"))
-            verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
+            verdict, why = option.verdict()
             pythons = release.plugin_pythons(build, platform) if build != "cpu" else release.pythons(platform)
             out.append(Candidate(release.version, build, verdict, why, tuple(pythons)))
     return out

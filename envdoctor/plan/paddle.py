@@ -30,7 +30,7 @@ FRAMEWORK = "paddle"
 
 
 @dataclass
-class Option:
+class Option(common.Judged):
     release: matrix.Release
     build: str  # cu126 | cpu
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -39,10 +39,6 @@ class Option:
     @property
     def name(self) -> str:
         return f"paddle {self.release.version} {self.build}"
-
-    @property
-    def fits(self) -> bool:
-        return not self.problems
 
     @property
     def gpu(self) -> bool:
@@ -216,46 +212,17 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
     replaces = tuple(f"{n} {installed[n]}" for n in ("paddlepaddle", "paddlepaddle-gpu") if n in installed)
     return InstallPlan(
         framework=FRAMEWORK, version=release.version, build=option.build, python=python, manager=request.manager,
-        index_url=index_url, commands=commands, reasons=tuple(reasons), rejected=_rejections(rejected_before),
+        index_url=index_url, commands=commands, reasons=tuple(reasons), rejected=common.rejections(rejected_before),
         warnings=tuple(warnings), replaces=replaces, steps=tuple(steps))
 
 
 def _no_conda(facts, request: PlanRequest) -> InstallPlan:
-    """Paddle 3.x publishes no conda packages: a plan without commands that says so and gives the pip
-    command to run inside the conda environment instead."""
-    pip = choose(facts, PlanRequest(request.framework, request.version, request.cuda, "pip"))
-    statement = ("PaddlePaddle publishes no conda packages for 3.x (its install pages list pip, docker and "
-                 "source only)")
-    if not pip.ok:
-        return InstallPlan(**{**pip.__dict__, "manager": "conda", "reasons": (statement,) + pip.reasons})
-    from envdoctor.render.plan import shell_command  # the same quoting the console shows
-
-    windows = facts.host.os == "windows"
-    commands = " && ".join(shell_command(argv, windows) for argv in pip.commands)
-    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=pip.python, manager="conda",
-                       reasons=(statement,) + pip.reasons, rejected=pip.rejected, warnings=pip.warnings,
-                       steps=(f"inside the conda environment, use pip (--manager pip): {commands}",) + pip.steps)
-
-
-def _rejections(options: list[Option]) -> tuple:
-    """One line per rejected option; an older patch rejected for the same reason as the newer one of
-    its series is left out."""
-    seen, kept = set(), []
-    for o in options:
-        if not o.problems:
-            continue
-        why = "; ".join(w for _, w in o.problems)
-        key = (".".join(o.release.version.split(".")[:2]), o.build, why)
-        if key not in seen:
-            seen.add(key)
-            kept.append(common.rejected(o.name, why))
-    return common.dedupe_rejections(kept, limit=15)
+    return common.pip_inside_conda(facts, request, choose, (
+        "PaddlePaddle publishes no conda packages for 3.x (its install pages list pip, docker and source only)"))
 
 
 def _nothing(request, python, judged, steps, notes) -> InstallPlan:
-    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=python, manager=request.manager,
-                       reasons=("no PaddlePaddle release fits this machine and request",),
-                       rejected=_rejections(judged), warnings=tuple(notes), steps=tuple(steps))
+    return common.nothing(FRAMEWORK, "PaddlePaddle", request, python, common.rejections(judged), steps, notes)
 
 
 def _fixes(judged: list[Option], facts, gpu_wanted: bool) -> list[str]:
@@ -285,7 +252,7 @@ def _smallest_driver_fix(judged: list[Option], facts):
     os_name = common.driver_os(facts)
     found = []
     for option in judged:
-        if option.problems and {k for k, _ in option.problems} == {"driver"}:
+        if option.kinds == {"driver"}:
             if found and option.release.version != found[0][1].release.version:
                 break
             minimum, _ = matrix.build(option.build).driver_minimum(os_name)
@@ -295,11 +262,8 @@ def _smallest_driver_fix(judged: list[Option], facts):
 
 
 def _jetson_statement(facts, request, python) -> InstallPlan:
-    jetson = facts.jetson
-    jetpack = jetson.jetpack if jetson else None
-    if jetpack is None and jetson and jetson.l4t:
-        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
-    row = jetson_matrix.framework_source(jetpack, FRAMEWORK, jetson.soc if jetson else None)
+    jetpack, soc = common.jetpack_of(facts)
+    row = jetson_matrix.framework_source(jetpack, FRAMEWORK, soc)
     note = f": {row.note}" if row is not None and row.note else ""
     return _nothing(request, python, [], [
         f"there is no PaddlePaddle GPU build for Jetson (JetPack {jetpack or 'unknown'}){note}",
@@ -326,7 +290,7 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
             elif option.gpu and not common.has_nvidia_gpu(facts):
                 # A CUDA build on a machine without an NVIDIA GPU is not for this machine at all.
                 option.problems.insert(0, ("platform", "no NVIDIA GPU on this machine"))
-            verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
+            verdict, why = option.verdict()
             pythons = release.gpu_pythons(build, platform) if option.gpu else release.pythons(platform)
             out.append(Candidate(release.version, build, verdict, why, tuple(pythons)))
     return out

@@ -59,7 +59,7 @@ def wanted_tag(cuda: str) -> Optional[str]:
 # --- one option: a release and a build, judged for this machine -----------------------------------
 
 @dataclass
-class Option:
+class Option(common.Judged):
     release: matrix.Release
     tag: str  # cu128 | rocm6.4 | cpu | mps
     build: Optional[matrix.Build]  # the index build (kernels) when known
@@ -70,10 +70,6 @@ class Option:
     @property
     def name(self) -> str:
         return f"torch {self.release.version} {self.tag}"
-
-    @property
-    def fits(self) -> bool:
-        return not self.problems
 
 
 @dataclass
@@ -323,7 +319,7 @@ def _plan(facts, request, machine, option: Option, rejected_before: list[Option]
     return InstallPlan(
         framework=FRAMEWORK, version=release.version, build=build, python=machine.python,
         manager=request.manager, index_url=index_url, commands=commands, reasons=tuple(reasons),
-        rejected=common.dedupe_rejections((common.rejected(o.name, "; ".join(w for _, w in o.problems))
+        rejected=common.dedupe_rejections((common.rejected(o.name, o.why)
                                            for o in rejected_before), limit=15),
         warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
 
@@ -338,12 +334,8 @@ def _headline(option: Option, machine: Machine, request: PlanRequest) -> str:
 
 
 def _nothing(request, machine, judged: list[Option], steps: list[str], warnings: list[str]) -> InstallPlan:
-    return InstallPlan(
-        framework=FRAMEWORK, version=None, build=None, python=machine.python, manager=request.manager,
-        reasons=("no PyTorch release fits this machine and request",),
-        rejected=common.dedupe_rejections((common.rejected(o.name, "; ".join(w for _, w in o.problems))
-                                           for o in judged), limit=12),
-        warnings=tuple(warnings), steps=tuple(steps))
+    rejected = common.dedupe_rejections((common.rejected(o.name, o.why) for o in judged), limit=12)
+    return common.nothing(FRAMEWORK, "PyTorch", request, machine.python, rejected, steps, warnings)
 
 
 def _fixes(judged: list[Option], machine: Machine, tag: Optional[str], spec, facts) -> list[str]:
@@ -362,7 +354,7 @@ def _fixes(judged: list[Option], machine: Machine, tag: Optional[str], spec, fac
             steps.append("choose GPUs of one generation with CUDA_VISIBLE_DEVICES and plan again")
     else:
         newest = fixable[0]
-        kinds = {k for k, _ in newest.problems}
+        kinds = newest.kinds
         if "python" in kinds:
             pythons = newest.release.pythons(machine.platform)
             steps.append(f"use Python {pythons[0]}–{pythons[-1]} for torch {newest.release.version}")
@@ -382,7 +374,7 @@ def _driver_hint(judged: list[Option], chosen: Option, facts) -> Optional[str]:
     for option in judged:
         if option is chosen:
             return None
-        if {k for k, _ in option.problems} == {"driver"} and option.build and option.build.cuda:
+        if option.kinds == {"driver"} and option.build and option.build.cuda:
             minimum = common.drivers.wheel_min_driver(option.build.cuda, common.driver_os(facts))
             return f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"
     return None
@@ -502,11 +494,7 @@ def _jetson_official(facts, request, machine, spec, source, jetpack) -> InstallP
 
 
 def _jetson_sources(facts):
-    jetson = facts.jetson
-    jetpack = jetson.jetpack if jetson else None
-    if jetpack is None and jetson and jetson.l4t:
-        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
-    soc = jetson.soc if jetson else None
+    jetpack, soc = common.jetpack_of(facts)
     return jetpack, soc, list(jetson_matrix.framework_sources(jetpack, FRAMEWORK, soc))
 
 
@@ -517,7 +505,7 @@ def _jetson_candidates(facts, machine: Machine, spec) -> list[Candidate]:
     for source in (s for s in sources if s.available):
         if source.kind == "official":
             for _, option in _jetson_official_options(machine, spec, source):
-                verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
+                verdict, why = option.verdict()
                 out.append(Candidate(option.release.version, option.tag, verdict, why,
                                      option.release.pythons("linux_aarch64")))
             continue
@@ -612,6 +600,6 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
             elif option.fits:
                 verdict, why = "fits", "CPU only" if option.tag not in considered else ""
             else:
-                verdict, why = option.problems[0][0], "; ".join(w for _, w in option.problems)
+                verdict, why = option.verdict()
             out.append(Candidate(release.version, option.tag, verdict, why, release.pythons(machine.platform)))
     return out

@@ -14,6 +14,7 @@ JetPack-matched wheel (matrices/jetson.toml) or a plain statement that none exis
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -31,7 +32,7 @@ PROVIDERS = ("tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow
 
 
 @dataclass
-class Option:
+class Option(common.Judged):
     release: matrix.Release
     build: str  # cu125 | cpu | metal
     problems: list[tuple[str, str]] = field(default_factory=list)  # (verdict, why)
@@ -41,10 +42,6 @@ class Option:
     @property
     def name(self) -> str:
         return f"tensorflow {self.release.version} {self.build}"
-
-    @property
-    def fits(self) -> bool:
-        return not self.problems
 
     @property
     def gpu(self) -> bool:
@@ -190,8 +187,8 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
         if fallback.ok:
             problems = [(k, w) for o in judged for k, w in o.problems]
             why = next((w for k, w in problems if k == "python"), problems[0][1] if problems else "none fits")
-            return _with(fallback, warnings=(f"no Metal (GPU) build fits: {why}; this is the CPU build",) + fallback.warnings,
-                         rejected=_rejections(judged) + fallback.rejected)
+            return dataclasses.replace(fallback, warnings=(f"no Metal (GPU) build fits: {why}; this is the CPU build",) + fallback.warnings,
+                         rejected=common.rejections(judged) + fallback.rejected)
     forced = _forced_old_gpu(judged, want, spec)
     if forced is not None:
         return _plan(facts, request, platform, python, forced, [], notes)
@@ -207,7 +204,7 @@ def _forced_old_gpu(judged: list[Option], want: str, spec) -> Optional[Option]:
     if spec is None:
         return None
     for option in judged:
-        if option.problems and all(kind == "other" for kind, _ in option.problems) and option.gpu:
+        if option.kinds == {"other"} and option.gpu:
             return option
     return None
 
@@ -319,52 +316,30 @@ def _plan(facts, request, platform, python, option: Option, rejected_before: lis
     return InstallPlan(
         framework=FRAMEWORK, version=release.version, build=option.build, python=python,
         manager=request.manager, index_url=None, commands=commands, reasons=tuple(reasons),
-        rejected=_rejections(rejected_before), warnings=tuple(warnings), replaces=_replaces(facts),
+        rejected=common.rejections(rejected_before), warnings=tuple(warnings), replaces=_replaces(facts),
         steps=steps)
 
 
 def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
     """'with an NVIDIA driver ≥ X you could install …' when only the driver held a newer release back."""
     for option in rejected_before:
-        if option.gpu and {k for k, _ in option.problems} == {"driver"}:
+        if option.gpu and option.kinds == {"driver"}:
             minimum = common.drivers.wheel_min_driver(option.release.cuda, common.driver_os(facts))
             return [f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"]
     return []
 
 
-def _rejections(options: list[Option]) -> tuple:
-    """One line per rejected option; an older patch rejected for the same reason as the newer one of
-    its series is left out."""
-    seen, kept = set(), []
-    for o in options:
-        if not o.problems:
-            continue
-        why = "; ".join(w for _, w in o.problems)
-        key = (".".join(o.release.version.split(".")[:2]), o.build, why)
-        if key not in seen:
-            seen.add(key)
-            kept.append(common.rejected(o.name, why))
-    return common.dedupe_rejections(kept, limit=15)
-
-
-def _with(plan: InstallPlan, **changes) -> InstallPlan:
-    return InstallPlan(**{**plan.__dict__, **changes})
-
-
 def _nothing(request, python, judged: list[Option], steps: list[str], notes: Optional[common.Notes] = None) -> InstallPlan:
     notes = notes or common.Notes()
-    warnings = list(notes.warnings)
-    steps = list(steps) + list(notes.steps)
-    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=python, manager=request.manager,
-                       reasons=("no TensorFlow release fits this machine and request",),
-                       rejected=_rejections(judged), warnings=tuple(warnings), steps=tuple(steps))
+    return common.nothing(FRAMEWORK, "TensorFlow", request, python, common.rejections(judged),
+                          list(steps) + notes.steps, notes.warnings)
 
 
 def _fixes(judged: list[Option], facts, platform: str, python: Optional[str], kind: str) -> list[str]:
     if not judged:
         return ["no TensorFlow release matches the requested version; see envdoctor matrix tensorflow"]
     newest = judged[0]
-    kinds = {k for k, _ in newest.problems}
+    kinds = newest.kinds
     steps = []
     if "python" in kinds:
         pythons = newest.metal.pythons if newest.metal else newest.release.pythons(platform)
@@ -384,30 +359,15 @@ def _fixes(judged: list[Option], facts, platform: str, python: Optional[str], ki
 
 
 def _no_conda(facts, request: PlanRequest) -> InstallPlan:
-    """TensorFlow publishes no conda packages: a plan without commands that says so and gives the
-    pip command to run inside the conda environment instead."""
-    pip = choose(facts, PlanRequest(request.framework, request.version, request.cuda, "pip"))
-    statement = ("TensorFlow publishes no conda packages (its docs: 'Do not install TensorFlow with conda'; "
-                 "conda-forge's community builds are not planned here)")
-    if not pip.ok:
-        return _with(pip, manager="conda", reasons=(statement,) + pip.reasons)
-    from envdoctor.render.plan import shell_command  # the same quoting the console shows
-
-    windows = facts.host.os == "windows"
-    commands = " && ".join(shell_command(argv, windows) for argv in pip.commands)
-    return InstallPlan(framework=FRAMEWORK, version=None, build=None, python=pip.python, manager="conda",
-                       reasons=(statement,) + pip.reasons, rejected=pip.rejected, warnings=pip.warnings,
-                       steps=(f"inside the conda environment, use pip (--manager pip): {commands}",) + pip.steps)
+    return common.pip_inside_conda(facts, request, choose, (
+        "TensorFlow publishes no conda packages (its docs: 'Do not install TensorFlow with conda'; "
+        "conda-forge's community builds are not planned here)"))
 
 
 # --- Jetson ---------------------------------------------------------------------------------------
 
 def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
-    jetson = facts.jetson
-    jetpack = jetson.jetpack if jetson else None
-    if jetpack is None and jetson and jetson.l4t:
-        jetpack = jetson_matrix.jetpack_line(jetson.l4t)
-    soc = jetson.soc if jetson else None
+    jetpack, soc = common.jetpack_of(facts)
     sources = [s for s in jetson_matrix.framework_sources(jetpack, FRAMEWORK, soc) if s.index_url and s.versions]
     if not sources:
         row = jetson_matrix.framework_source(jetpack, FRAMEWORK, soc)
@@ -426,7 +386,7 @@ def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
     wanted_python = next((s.python for s in sources if s.python), None)
     steps = [f"use Python {wanted_python} (the JetPack {jetpack} system python3), e.g. in a venv: "
              f"python3 -m venv --system-site-packages ~/venv"] if wanted_python else []
-    return _with(_nothing(request, python, [], steps), rejected=tuple(rejected))
+    return dataclasses.replace(_nothing(request, python, [], steps), rejected=tuple(rejected))
 
 
 def _jetson_plan(facts, request, python, source, jetpack, rejected) -> InstallPlan:
@@ -469,7 +429,7 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
             option = judge(Option(release, _build_label(kind, release)), facts, platform, python, ccs)
             if kind == "gpu" and not common.has_nvidia_gpu(facts):
                 option.problems.insert(0, ("platform", "no NVIDIA GPU on this machine"))
-            verdict, why = ("fits", "") if option.fits else (option.problems[0][0], "; ".join(w for _, w in option.problems))
+            verdict, why = option.verdict()
             pythons = option.metal.pythons if option.metal else release.pythons(platform)
             out.append(Candidate(release.version, option.build, verdict, why, tuple(pythons)))
     return out
