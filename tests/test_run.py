@@ -242,3 +242,56 @@ def test_a_plan_that_creates_a_conda_env_is_checked_there_and_not_refused():
     # installing into the probed interpreter instead: that one is the target
     pip_plan = InstallPlan("pytorch", "2.13.0", "cpu", "3.11", "pip", commands=(("/usr/bin/python3", "-m", "pip", "install", "torch==2.13.0"),))
     assert runmod.target_of(pip_plan, system) == runmod.Target(("/usr/bin/python3",))
+
+
+FAKE_CONDA = """#!{python}
+import json, os, sys
+log = os.environ["FAKE_CONDA_LOG"]
+with open(log, "a") as fh:
+    fh.write(" ".join(sys.argv[1:]) + "\\n")
+if sys.argv[1:3] == ["env", "list"]:
+    print(json.dumps({{"envs": ["/opt/conda"] + [os.path.join("/opt/conda/envs", e) for e in os.environ.get("FAKE_CONDA_ENVS", "").split()]}}))
+elif sys.argv[1] == "create":
+    print("Solving environment: failed", flush=True)
+    sys.exit(1)
+"""
+
+
+@pytest.fixture
+def fake_conda(tmp_path, monkeypatch):
+    """A `conda` that lists FAKE_CONDA_ENVS, fails every `create` and logs every call."""
+    script = tmp_path / "conda"
+    script.write_text(FAKE_CONDA.format(python=sys.executable))
+    script.chmod(0o755)
+    log = tmp_path / "conda.log"
+    monkeypatch.setenv("FAKE_CONDA_LOG", str(log))
+    return script, log
+
+
+def conda_create_plan(conda):
+    return InstallPlan("pytorch", "2.13", "cu130", "3.12", "conda", commands=(
+        (str(conda), "create", "--yes", "--name", "torch", "--channel", "conda-forge", "python=3.12"),))
+
+
+def test_a_conda_env_that_exists_already_is_not_replaced(fake_conda, monkeypatch):
+    """`conda create --yes --name torch` would delete an existing env named torch: refuse before asking."""
+    conda, log = fake_conda
+    monkeypatch.setenv("FAKE_CONDA_ENVS", "torch")
+    with pytest.raises(UsageError, match="the plan creates the conda environment torch, but it exists already"):
+        runmod.run_plan(recording_console(), conda_create_plan(conda), facts_for(conda), assume_yes=True)
+    assert log.read_text().splitlines() == ["env list --json"]  # nothing created, nothing removed
+
+
+def test_a_failed_new_conda_env_is_removed(fake_conda, monkeypatch):
+    conda, log = fake_conda
+    monkeypatch.setenv("FAKE_CONDA_ENVS", "other")
+    con = recording_console()
+
+    code = runmod.run_plan(con, conda_create_plan(conda), facts_for(conda), assume_yes=True)
+
+    assert code == 1
+    calls = log.read_text().splitlines()
+    assert calls[0] == "env list --json" and calls[1].startswith("create --yes --name torch")
+    assert calls[2:] == ["env remove --yes --name torch"]
+    assert "removed the half-made environment torch" in con.file.getvalue()
+

@@ -401,16 +401,24 @@ def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, all
              interactive: bool = False) -> int:
     """Run an InstallPlan for real; the exit code: 0 installed and verified, 1 failed."""
     target = target_of(plan, facts)
+    env_exists = None
     if target.new_conda_env is None:
         if not facts.python.executable:
             raise UsageError("--run: the target interpreter is unknown")
         reason = refusal(facts.python, allow_system)
         if reason:
             raise UsageError(reason)
+    else:
+        env_exists = conda_env_exists(target)
+        if env_exists:
+            kind, where = target.new_conda_env
+            raise UsageError(f"the plan creates the conda environment {where}, but it exists already and "
+                             f"`conda create --yes` would replace it; remove it (conda env remove {kind} {where}) "
+                             f"or activate it and run envdoctor there")
     if not confirmed(con, plan, target.describe, assume_yes, interactive):
         con.print("Nothing was run.")
         return 0
-    undo = _prepare_undo(con, plan, target, facts)
+    undo = _prepare_undo(con, plan, target, facts, env_exists)
     for number, argv in enumerate(plan.commands, 1):
         con.print(f"\n[bold]\\[{number}/{len(plan.commands)}] $ {escape(_shell(argv))}[/]", soft_wrap=True)
         try:
@@ -432,10 +440,11 @@ def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, all
     return 0
 
 
-def _prepare_undo(con, plan: InstallPlan, target: Target, facts: Facts) -> Callable[[], bool]:
+def _prepare_undo(con, plan: InstallPlan, target: Target, facts: Facts,
+                  env_exists: Optional[bool] = None) -> Callable[[], bool]:
     """Record what is needed to undo the plan; return the function that undoes it."""
     if target.new_conda_env:
-        return _undo_new_conda_env(con, target)
+        return _undo_new_conda_env(con, target, env_exists)
     python = target.python[0]
     if plan.manager == "conda":
         con.print("\nconda keeps a history of this environment: to undo by hand, "
@@ -445,14 +454,21 @@ def _prepare_undo(con, plan: InstallPlan, target: Target, facts: Facts) -> Calla
     return lambda: roll_back(con, before, python, plan.manager, plan)
 
 
-def _undo_new_conda_env(con, target: Target) -> Callable[[], bool]:
-    conda, _, flag, where, _ = target.python
+def conda_env_exists(target: Target) -> Optional[bool]:
+    """Whether the conda environment the plan creates is there already; None when conda cannot say."""
+    conda, where = target.python[0], target.python[3]
     listed = proc.run([conda, "env", "list", "--json"], timeout=QUERY_TIMEOUT)
-    existed = not listed.ok or any(Path(e).name == where or e == where
-                                   for e in _json_list(listed.stdout, "envs"))
+    if not listed.ok:
+        return None
+    return any(Path(e).name == where or e == where for e in _json_list(listed.stdout, "envs"))
+
+
+def _undo_new_conda_env(con, target: Target, existed: Optional[bool]) -> Callable[[], bool]:
+    conda, _, flag, where, _ = target.python
     remove = [conda, "env", "remove", "--yes", flag, where]
-    if existed:
-        con.print(f"\n[yellow]! the conda environment {escape(where)} may exist already; envdoctor will not remove it on failure.[/]")
+    if existed is not False:
+        con.print(f"\n[yellow]! cannot tell whether the conda environment {escape(where)} exists already; "
+                  "envdoctor will not remove it on failure.[/]", soft_wrap=True)
         return lambda: False
     con.print(f"\nThe plan creates the conda environment {escape(where)}; on failure it is removed "
               f"({escape(_shell(remove))}).", soft_wrap=True)
