@@ -202,3 +202,14 @@ def test_facts_and_python_together_are_a_usage_error():
                      "/usr/bin/python3", env=BASE_ENV)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == "envdoctor: error: --facts and --python name two different targets; give one of them\n"
+
+
+def test_a_hung_nvidia_smi_is_not_called_no_driver(tmp_path):
+    """nvidia-smi timed out: whether a driver is there is unknown, so neither 'no driver' nor 'no GPU'."""
+    _, report = _replay(tmp_path, {
+        "nvidia": {"driver_kind": "desktop"},
+        "cuda_toolkit": {"version": "12.4", "root": "/usr/local/cuda-12.4"},
+        "errors": [{"probe": "nvidia-smi", "message": "`nvidia-smi` timed out after 5 s"}]})
+    assert not codes(report) & {"toolkit-without-driver", "no-gpu-platform", "no-nvidia-driver"}
+    _, report = _replay(tmp_path, {"cuda_toolkit": {"version": "12.4", "root": "/usr/local/cuda-12.4"}})
+    assert "toolkit-without-driver" in codes(report)  # no NVIDIA tool at all, no error: no driver

@@ -87,6 +87,8 @@ def toolkit_without_driver(facts: Facts) -> Iterable[Finding]:
         return
     if facts.nvidia is not None and (facts.nvidia.pci_devices or facts.nvidia.failure):
         return  # no-nvidia-driver / driver-library-mismatch say it better
+    if _nvidia_tools_failed(facts):
+        return  # a hung or garbled nvidia-smi: whether a driver is there is unknown, the errors say so
     yield Finding(
         code="toolkit-without-driver", severity="warning", section="toolkit",
         title=f"CUDA toolkit {facts.cuda_toolkit.version or '?'} is installed, but there is no NVIDIA driver",
@@ -102,7 +104,7 @@ def no_gpu_platform(facts: Facts) -> Iterable[Finding]:
     nv = facts.nvidia
     if facts.jetson is not None or (nv is not None and (nv.gpus or nv.pci_devices or nv.driver_version or nv.failure)):
         return
-    if any(e.probe in NVIDIA_PROBES for e in facts.errors):
+    if _nvidia_tools_failed(facts):
         return  # an NVIDIA tool failed (timed out, crashed): we do not know, the errors say so
     if facts.host.os == "macos":
         accel = "Apple silicon GPU through MPS (PyTorch) or Metal (tensorflow-metal)" if facts.host.machine_arch == "arm64" or facts.host.arch == "arm64" else "none (Intel Mac: CPU only)"
@@ -116,3 +118,7 @@ def no_gpu_platform(facts: Facts) -> Iterable[Finding]:
         detail=f"CUDA builds cannot be used here. Acceleration available: {accel}.",
         evidence=("nvidia=null" if nv is None else "nvidia.gpus=[]",),
     )
+
+
+def _nvidia_tools_failed(facts: Facts) -> bool:
+    return any(e.probe in NVIDIA_PROBES for e in facts.errors)
