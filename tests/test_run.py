@@ -295,3 +295,11 @@ def test_a_failed_new_conda_env_is_removed(fake_conda, monkeypatch):
     assert calls[2:] == ["env remove --yes --name torch"]
     assert "removed the half-made environment torch" in con.file.getvalue()
 
+
+def test_a_gpu_build_on_a_machine_without_a_gpu_is_not_a_failed_check():
+    con = recording_console()
+    plan = InstallPlan("pytorch", "2.11.0", "cu128", "3.11", "pip")
+    assert runmod._check_device(con, plan, load_facts(FIXTURES / "machines" / "cpu-only.json"), {"gpus": 0})
+    assert "this machine has no GPU" in con.file.getvalue()
+    # where there is a GPU, a build that sees none fails
+    assert not runmod._check_device(con, plan, load_facts(FIXTURES / "machines" / "a100-current.json"), {"gpus": 0})

@@ -380,6 +380,10 @@ def _verify_import(con, plan: InstallPlan, python: tuple[str, ...], facts: Facts
 def _check_device(con, plan: InstallPlan, facts: Facts, seen: dict) -> bool:
     expected = expected_device(plan)
     gpus = int(seen.get("gpus") or 0)
+    if expected == "gpu" and not gpus and not _machine_has_gpu(facts):
+        con.print(f"[yellow]! this machine has no GPU: the {escape(plan.build or '')} build is installed, "
+                  "but no device could be checked[/]", soft_wrap=True)
+        return True
     if expected == "gpu":
         if gpus == 0:
             con.print(f"[red]✗ {escape(plan.build or '')} build installed, but it sees no GPU[/]")
@@ -393,6 +397,12 @@ def _check_device(con, plan: InstallPlan, facts: Facts, seen: dict) -> bool:
             return False
         con.print("[green]✓[/] the Metal/MPS device is available")
     return True
+
+
+def _machine_has_gpu(facts: Facts) -> bool:
+    from envdoctor.plan.common import has_nvidia_gpu
+
+    return has_nvidia_gpu(facts) or bool(facts.amd and facts.amd.gpus)
 
 
 # --- the whole --run ----------------------------------------------------------------------------
