@@ -303,3 +303,17 @@ def test_a_gpu_build_on_a_machine_without_a_gpu_is_not_a_failed_check():
     assert "this machine has no GPU" in con.file.getvalue()
     # where there is a GPU, a build that sees none fails
     assert not runmod._check_device(con, plan, load_facts(FIXTURES / "machines" / "a100-current.json"), {"gpus": 0})
+
+
+def test_a_restore_from_the_probes_partial_list_says_what_it_left(venv, wheels):
+    """Without a full `pip freeze` before, what the installer added cannot be told apart: it stays, and
+    the report says so instead of claiming the environment is as before."""
+    start_with(venv, wheels, demo_pkg="1.0")
+    before = runmod.Snapshot(runmod.parse_freeze("demo-pkg==1.0\n"), source="facts")
+    pip(venv, "install", "demo-pkg==2.0", "demo-extra==1.0", wheels=wheels)
+    con = recording_console()
+
+    assert runmod.roll_back(con, before, str(venv), "pip", plan(venv, wheels))
+
+    assert {n: v for n, (v, _) in freeze(venv).items()} == {"demo-pkg": "1.0", "demo-extra": "1.0"}
+    assert "✓ restored: the environment has the same packages as before (only the packages the probe recorded" in con.file.getvalue()

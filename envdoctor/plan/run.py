@@ -241,8 +241,10 @@ def roll_back(con, before: Snapshot, python: str, manager: str, plan: InstallPla
         con.print("[red]✗ cannot list the environment's packages, so nothing was restored.[/]")
         return False
     commands = restore_commands(before, after, python, manager, index_options(plan) + previous_build_indexes(before))
+    partial = "" if before.complete else (" (only the packages the probe recorded: what the installer added "
+                                          "besides them is left)")
     if not commands:
-        con.print("  The environment's packages are unchanged; nothing to restore.")
+        con.print(f"  The environment's packages are unchanged{partial}; nothing to restore.", soft_wrap=True)
         return True
     con.print("\n[bold]Restoring the previous packages:[/]")
     for argv in commands:
@@ -256,7 +258,7 @@ def roll_back(con, before: Snapshot, python: str, manager: str, plan: InstallPla
     if left:
         con.print("[red]✗ the environment still differs from before; run the commands above by hand.[/]")
         return False
-    con.print("[green]✓ restored: the environment has the same packages as before.[/]")
+    con.print(f"[green]✓ restored: the environment has the same packages as before{partial}.[/]", soft_wrap=True)
     return True
 
 
