@@ -143,3 +143,17 @@ def test_every_recorded_machine_gets_commands_or_steps(machine):
         for cuda in ("auto", "cpu"):
             p = plan(machine, facts, manager=manager, cuda=cuda)
             assert (p.ok and p.version) or (p.version is None and not p.commands and p.steps), (manager, cuda)
+
+
+def test_python_fix_reads_the_target_platform(monkeypatch):
+    """The Python range offered is the one of the target's platform, not Linux's."""
+    from envdoctor.matrix import paddle as paddle_matrix
+
+    real = paddle_matrix.releases()
+    mac_only = tuple(dataclasses.replace(r, wheels={**r.wheels, "macos_x86_64": ("3.8", "3.9")}) for r in real)
+    monkeypatch.setattr(paddle_matrix, "releases", lambda: mac_only)
+    facts = load_facts(MACHINES / "macos-rosetta.json")
+    facts = dataclasses.replace(facts, python=dataclasses.replace(facts.python, version="3.15.0"))
+    p = make_plan(facts, PlanRequest("paddle"))
+    assert not p.ok
+    assert any(s.startswith("use Python 3.8–3.9 for paddle ") for s in p.steps), p.steps

@@ -48,6 +48,10 @@ class Option(common.Judged):
     def from_registry(self) -> bool:
         return not self.gpu or self.build == self.release.registry_gpu_build
 
+    def pythons(self, platform: str) -> tuple[str, ...]:
+        """The Python versions with a wheel of this build for `platform`."""
+        return self.release.gpu_pythons(self.build, platform) if self.gpu else self.release.pythons(platform)
+
 
 def wanted(cuda: str) -> Optional[str]:
     """--cuda -> None (auto), 'cpu', or a build id ('cu126')."""
@@ -96,7 +100,7 @@ def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list
     if platform not in build.platforms:
         option.problems.append(("platform", f"no {option.build} build for {platform}"))
         return option
-    pythons = release.gpu_pythons(option.build, platform)
+    pythons = option.pythons(platform)
     if python and python not in pythons:
         option.problems.append(("python", f"no {option.build} wheel for Python {python} (has {pythons[0]}–{pythons[-1]})"))
     _judge_driver(option, build, facts)
@@ -165,7 +169,7 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
             judged.append(option)
             if option.fits:
                 return _plan(facts, request, platform, python, option, judged[:-1], notes)
-    return _nothing(request, python, judged, _fixes(judged, facts, gpu_wanted), notes)
+    return _nothing(request, python, judged, _fixes(judged, facts, platform, gpu_wanted), notes)
 
 
 def _plan(facts, request, platform, python, option: Option, rejected_before, notes) -> InstallPlan:
@@ -225,13 +229,13 @@ def _nothing(request, python, judged, steps, notes) -> InstallPlan:
     return common.nothing(FRAMEWORK, "PaddlePaddle", request, python, common.rejections(judged), steps, notes)
 
 
-def _fixes(judged: list[Option], facts, gpu_wanted: bool) -> list[str]:
+def _fixes(judged: list[Option], facts, platform: str, gpu_wanted: bool) -> list[str]:
     if not judged:
         return ["no PaddlePaddle release matches the requested version; see envdoctor matrix paddle"]
     steps = []
-    python_problem = next((o for o in judged if any(k == "python" for k, _ in o.problems)), None)
-    if python_problem is not None and all(k == "python" for k, _ in python_problem.problems):
-        pythons = python_problem.release.pythons("linux_x86_64")
+    python_problem = next((o for o in judged if "python" in o.kinds), None)
+    if python_problem is not None and python_problem.kinds == {"python"}:
+        pythons = python_problem.pythons(platform)
         steps.append(f"use Python {pythons[0]}–{pythons[-1]} for {python_problem.name}")
     driver_fix = _smallest_driver_fix(judged, facts)
     if driver_fix is not None:
@@ -239,7 +243,7 @@ def _fixes(judged: list[Option], facts, gpu_wanted: bool) -> list[str]:
         verb = "install a working NVIDIA driver" if common.driver_version(facts) is None else "update the NVIDIA driver to"
         steps.append(f"{verb} ≥ {minimum} for {option.name}")
     system_cuda = next((w for o in judged[:1] for k, w in o.problems if k == "other"), None)
-    if system_cuda is not None and all(k == "other" for k, _ in judged[0].problems):
+    if system_cuda is not None and judged[0].kinds == {"other"}:
         steps.append(f"{judged[0].name} {system_cuda}")
     if gpu_wanted:
         steps.append("or install the CPU build: --cuda cpu")
@@ -291,6 +295,5 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
                 # A CUDA build on a machine without an NVIDIA GPU is not for this machine at all.
                 option.problems.insert(0, ("platform", "no NVIDIA GPU on this machine"))
             verdict, why = option.verdict()
-            pythons = release.gpu_pythons(build, platform) if option.gpu else release.pythons(platform)
-            out.append(Candidate(release.version, build, verdict, why, tuple(pythons)))
+            out.append(Candidate(release.version, build, verdict, why, tuple(option.pythons(platform))))
     return out
