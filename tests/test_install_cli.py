@@ -119,6 +119,25 @@ def test_usage_errors_are_one_line_and_exit_2(args, message):
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("command", ["install", "matrix"])
+@pytest.mark.parametrize("cuda, version", [("99.9", "99.9"), ("cu999", "99.9"), ("10.2", "10.2"), ("cu1210", "12.10")])
+def test_a_cuda_version_no_driver_table_row_knows_is_a_usage_error(command, cuda, version):
+    result = run_cli(command, "pytorch", "--facts", machine("a100-current"), "--cuda", cuda)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"envdoctor: error: --cuda '{cuda}': CUDA {version} is not a CUDA version envdoctor knows (")
+    assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["install", "matrix"])
+def test_a_malformed_facts_file_is_one_line(command, tmp_path):
+    broken = tmp_path / "machine.json"
+    broken.write_text('{"schema": "envdoctor.facts/1", "python": ')
+    result = run_cli(command, "pytorch", "--facts", str(broken))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"envdoctor: error: facts file {broken} is not valid JSON")
+    assert len(result.stderr.splitlines()) == 1
+
+
 @pytest.mark.parametrize("cuda", ["cpu", "12.6", "cu126"])
 def test_cuda_choices_are_accepted(cuda):
     plan, code = plan_json("pytorch", "--facts", machine("t4-r550-py310"), "--cuda", cuda)
