@@ -213,3 +213,30 @@ def test_a_hung_nvidia_smi_is_not_called_no_driver(tmp_path):
     assert not codes(report) & {"toolkit-without-driver", "no-gpu-platform", "no-nvidia-driver"}
     _, report = _replay(tmp_path, {"cuda_toolkit": {"version": "12.4", "root": "/usr/local/cuda-12.4"}})
     assert "toolkit-without-driver" in codes(report)  # no NVIDIA tool at all, no error: no driver
+
+
+def _console_replay(tmp_path, facts: dict) -> str:
+    path = tmp_path / "machine.json"
+    path.write_text(json.dumps({"schema": "envdoctor.facts/1", **facts}))
+    result = run_cli("check", "--facts", str(path), env=BASE_ENV)
+    assert result.returncode in (0, 1) and result.stderr == "", result.stderr
+    return result.stdout
+
+
+def test_frameworks_section_lists_every_distribution_deep_inspects(tmp_path):
+    out = _console_replay(tmp_path, {
+        "python": {"packages": {"tensorflow-macos": "2.16.2", "jax": "0.4.35", "jaxlib": "0.4.35", "numpy": "1.26.4"}},
+        "frameworks": {"tensorflow": {"version": "2.16.2"}, "jax": {"version": "0.4.35", "cuda": "12.6", "device_available": True},
+                       "paddle": {"version": "3.0.0", "import_error": "killed by signal SIGILL"}}})
+    section = out[out.index("Frameworks"):].splitlines()
+    assert "    tensorflow-macos 2.16.2 — no CUDA, no GPU visible" in section
+    assert "    jax 0.4.35 — CUDA 12.6, GPU available" in section
+    assert "    jaxlib 0.4.35" in section  # jax's build is shown once, on jax
+    assert "    paddle 3.0.0 — import failed: killed by signal SIGILL" in section  # a build with no package list
+
+
+def test_a_multi_line_failure_text_stays_inside_its_section(tmp_path):
+    out = _console_replay(tmp_path, {"nvidia": {
+        "failure": "driver-library-mismatch",
+        "failure_text": "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.133"}})
+    assert "\n    NVML library version: 570.133\n" in out

@@ -36,7 +36,8 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
         mark, colour = MARKS[severity]
         con.print(f"[bold {colour}]{mark}[/] [bold]{title}[/]")
         for line in describe(facts, verbose):
-            con.print(f"    {escape(line)}")
+            for part in line.splitlines():  # a recorded text (a failure message) may span lines
+                con.print(f"    {escape(part)}")
         for e in errors:
             con.print(f"    [yellow]! {escape(e.probe)}: {escape(e.message)}[/]")
         for f in mine:
@@ -193,25 +194,23 @@ def _jetson(facts: Facts, verbose: bool) -> list[str]:
     return lines
 
 
-FRAMEWORK_PACKAGES = ("torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "paddlepaddle", "paddlepaddle-gpu")
+# Distributions listed under their framework besides the one that installs it.
+COMPANIONS = {"jax": ("jaxlib",)}
 
 
 def _frameworks(facts: Facts, verbose: bool) -> list[str]:
+    from envdoctor.probe.deep import DISTRIBUTIONS  # the one table of framework -> distributions
+
     lines = []
     pkgs = facts.python.packages
-    for name in FRAMEWORK_PACKAGES:
-        if name not in pkgs:
-            continue
-        fw = facts.frameworks.get(_framework_key(name))
-        line = f"{name} {pkgs[name]}"
-        if fw is not None:
-            if fw.import_error:
-                line += f" — import failed: {fw.import_error}"
-            else:
-                build = f"CUDA {fw.cuda}" if fw.cuda else "no CUDA"
-                device = "GPU available" if fw.device_available else "no GPU visible"
-                line += f" — {build}, {device}"
-        lines.append(line)
+    for key, names in DISTRIBUTIONS.items():
+        present = [n for n in names + COMPANIONS.get(key, ()) if n in pkgs]
+        fw = facts.frameworks.get(key)
+        if fw is not None and not present:  # a recorded build without its package list
+            lines.append(f"{key} {fw.version or '?'}{_build(fw)}")
+        for i, name in enumerate(present):
+            # --deep imported the framework once: its build belongs to the distribution that installs it
+            lines.append(f"{name} {pkgs[name]}" + (_build(fw) if fw is not None and i == 0 else ""))
     if not lines:
         return ["none installed (try `envdoctor install pytorch`)"]
     if not facts.frameworks:
@@ -219,5 +218,9 @@ def _frameworks(facts: Facts, verbose: bool) -> list[str]:
     return lines
 
 
-def _framework_key(package: str) -> str:
-    return {"tensorflow-cpu": "tensorflow", "jaxlib": "jax", "paddlepaddle-gpu": "paddle", "paddlepaddle": "paddle"}.get(package, package)
+def _build(fw) -> str:
+    if fw.import_error:
+        return f" — import failed: {fw.import_error}"
+    build = f"CUDA {fw.cuda}" if fw.cuda else "no CUDA"
+    device = "GPU available" if fw.device_available else "no GPU visible"
+    return f" — {build}, {device}"
