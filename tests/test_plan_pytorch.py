@@ -149,6 +149,15 @@ def test_explicit_cuda_the_driver_cannot_run_comes_with_a_warning():
     p = plan("rtx5090-r570", cuda="cu130")
     assert (p.version, p.build) == ("2.15.0", "cu130")
     assert any("cu130, as asked: needs driver ≥ 580" in w for w in p.warnings)
+    assert "as asked (--cuda cu130), though it does not fit" in p.reasons[0]
+
+
+def test_explicit_rocm_without_an_amd_gpu_says_so():
+    p = plan("a100-current", cuda="rocm6.4")
+    assert p.build == "rocm6.4"
+    assert "rocm6.4, as asked: no AMD GPU found" in p.warnings
+    assert "kernels for every AMD GPU" not in p.reasons[0]
+    assert all(r.strip() != "rocm6.4: has kernels for" for r in p.reasons)
 
 
 def test_rocm_request():

@@ -175,6 +175,9 @@ def _judge_cuda(option: Option, facts, machine: Machine) -> None:
 
 
 def _judge_rocm(option: Option, machine: Machine) -> None:
+    if not machine.gfx:
+        option.problems.append(("gpu", "no AMD GPU found"))
+        return
     missing = [g for g in machine.gfx if g not in option.build.gfx]
     if missing:
         option.problems.append(("gpu", f"no kernels for {', '.join(missing)} (build has {', '.join(option.build.gfx)})"))
@@ -294,7 +297,7 @@ def _plan(facts, request, machine, option: Option, rejected_before: list[Option]
     commands, steps = render(FRAMEWORK, recipe, python=facts.python.executable or "python",
                              packages=_packages(release, facts), index_url=index_url)
     build = "mps" if option.tag == "mps" else option.tag
-    reasons = [_headline(option, machine, request)]
+    reasons = [_headline(option, machine, request, forced=bool(extra_warnings))]
     if option.from_registry:
         reasons.append(f"the registry's default torch {release.version} wheel for {machine.platform} is "
                        f"{'the CPU/MPS build' if build == 'mps' else build}: no extra index needed")
@@ -324,10 +327,12 @@ def _plan(facts, request, machine, option: Option, rejected_before: list[Option]
         warnings=tuple(warnings), replaces=_replaces(facts), steps=steps)
 
 
-def _headline(option: Option, machine: Machine, request: PlanRequest) -> str:
+def _headline(option: Option, machine: Machine, request: PlanRequest, forced: bool = False) -> str:
     what = {"cuda": "whose CUDA the driver runs and whose kernels cover every GPU",
             "rocm": "with kernels for every AMD GPU", "cpu": "for the CPU"}
     kind = option.build.kind if option.build else "cpu"
+    if forced:  # it does not fit this machine: the warnings say why
+        what = {kind: f"as asked (--cuda {option.tag}), though it does not fit this machine"}
     newest = "the newest release" if not request.version else f"the newest release matching {request.version}"
     return (f"torch {option.release.version} is {newest} with a build for Python {machine.python or '?'} "
             f"on {machine.platform} {what.get(kind, '')}".rstrip())
