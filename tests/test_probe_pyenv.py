@@ -80,3 +80,9 @@ def test_a_target_that_runs_but_prints_no_json_is_a_probe_error(tmp_path):
         assert env.executable == "/bin/true" and env.version is None
         [error] = ctx.errors
         assert error.probe == "python" and message in error.message
+
+
+def test_packages_are_listed_in_name_order_whatever_the_folder_order(tmp_path):
+    for name in ("torch-2.6.0.dist-info", "numpy-2.1.0.dist-info", "jax-0.4.35.dist-info", "keras-3.6.0.dist-info"):
+        (tmp_path / name).mkdir()
+    assert list(_run(tmp_path)["packages"]) == ["jax", "keras", "numpy", "torch"]

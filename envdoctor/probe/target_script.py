@@ -11,6 +11,7 @@ import sys
 WANTED = re.compile(r"^(torch|tensorflow|tf-|tf_|keras|jax|paddle|nvidia-|cuda-|numpy$|triton|pytorch-triton|"
                     r"intel-extension|libtpu|ml-dtypes|tensorrt|onnxruntime)", re.I)
 NVIDIA_DIRS = ("cudnn", "cuda_runtime", "cu13", "cublas", "nccl")
+CONDA_ALSO = ("cudnn", "cudatoolkit", "pytorch", "cuda-version", "pytorch-cuda")  # conda-only names
 
 
 def canonical(name):
@@ -39,7 +40,7 @@ def distributions():
                 found[key] = found[key] + "|" + version
             elif key not in found:
                 found[key] = version
-    return found
+    return dict(sorted(found.items()))  # the same machine gives the same document
 
 
 def parse_dist_folder(base, entry):
@@ -99,9 +100,9 @@ def conda_packages(prefix):
         return found
     for entry in os.listdir(meta):
         m = re.match(r"^(.+)-([^-]+)-([^-]+)\.json$", entry)
-        if m and WANTED.match(m.group(1)) or (m and m.group(1) in ("cudnn", "cudatoolkit", "pytorch", "cuda-version", "pytorch-cuda")):
+        if m and (WANTED.match(m.group(1)) or m.group(1) in CONDA_ALSO):
             found[m.group(1)] = m.group(2)
-    return found
+    return dict(sorted(found.items()))
 
 
 def env_kind(prefix, base_prefix):
