@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from envdoctor.maintainers.registry import (  # noqa: E402
-    RecordedRegistry, check_all, parser, report, requires_key, subjects_of, trim_project,
+    RecordedRegistry, check_all, note_missing, parser, report, requires_key, subjects_of, trim_project,
 )
 
 JSON_API = "https://pypi.org/pypi/{name}/json"
@@ -120,6 +120,7 @@ def main() -> int:
         return 2
     if args.record and isinstance(registry, LiveRegistry):
         registry.record(Path(args.record))
+    note_missing(registry)
     return report(results, args.json)
 
 

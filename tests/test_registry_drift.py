@@ -160,3 +160,42 @@ def test_a_companion_that_pins_another_torch_is_reported():
 
     found = fields(drift.check_pytorch(Edited(edit_requires=repin)))
     assert found == {("pytorch", "2.13.0", "torchvision"): ("0.28.0", "0.29.0")}
+
+
+def test_command_line_says_what_a_recording_lacks(tmp_path):
+    """Without the recorded METADATA the pins cannot be compared: still no drift, but not silently."""
+    import shutil
+    import subprocess
+
+    edited = tmp_path / "registry"
+    shutil.copytree(RECORDED, edited)
+    (edited / "requires_dist.json").unlink()
+    for argv in ([sys.executable, str(ROOT / "scripts" / "check_registry.py")],
+                 [sys.executable, "-m", "envdoctor.maintainers.registry"]):
+        result = subprocess.run([*argv, "--recorded", str(edited), "tensorflow"], capture_output=True, text=True,
+                                timeout=120, cwd=ROOT)
+        assert result.returncode == 0 and "tensorflow: no drift" in result.stdout
+        assert "wheel METADATA answer(s) not in the recording (e.g. tensorflow==" in result.stderr
+        assert "were not compared" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--metadata", "-1"], "--metadata: must be a whole number, 0 or more, not '-1'"),
+    (["nosuch"], "unknown subject 'nosuch'"),
+])
+def test_command_line_usage_errors(args, message):
+    assert message in drift_main_error(args)
+
+
+def drift_main_error(args):
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "envdoctor.maintainers.registry", "--recorded", str(RECORDED), *args],
+                            capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 2 and result.stdout == ""
+    return result.stderr.strip()
+
+
+def test_a_malformed_recorded_answer_is_one_line(tmp_path):
+    (tmp_path / "torch.json").write_text('{"releases": 5}')
+    assert drift.main(["--recorded", str(tmp_path), "pytorch"]) == 2

@@ -73,12 +73,16 @@ class RecordedRegistry:
         self.folder = Path(folder)
         path = self.folder / "requires_dist.json"
         self._requires = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        self.missing: list[str] = []  # METADATA asked for but not recorded: those pins went uncompared
 
     def project(self, name: str) -> dict[str, Any]:
         return json.loads((self.folder / f"{name}.json").read_text(encoding="utf-8"))
 
     def requires_dist(self, name: str, version: str, platform: str) -> Optional[list[str]]:
-        return self._requires.get(requires_key(name, version, platform))
+        key = requires_key(name, version, platform)
+        if key not in self._requires and key not in self.missing:
+            self.missing.append(key)
+        return self._requires.get(key)
 
 
 def requires_key(name: str, version: str, platform: str) -> str:
@@ -338,10 +342,17 @@ def parser(description: str = __doc__) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("subjects", nargs="*", default=[], metavar="SUBJECT",
                    help=f"what to check ({', '.join(SUBJECTS)}; default: all)")
-    p.add_argument("--metadata", type=int, default=3, metavar="N",
+    p.add_argument("--metadata", type=_count, default=3, metavar="N",
                    help="read the wheel METADATA (pins, default build) of the newest N releases (default 3)")
     p.add_argument("--json", action="store_true", help="print the drift as JSON")
     return p
+
+
+def _count(text: str) -> int:
+    """--metadata N: 0 or more (a negative N would slice from the wrong end: every release but one)."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"must be a whole number, 0 or more, not {text!r}")
+    return int(text)
 
 
 def subjects_of(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -355,12 +366,22 @@ def main(argv: Optional[list[str]] = None) -> int:
     p = parser()
     p.add_argument("--recorded", required=True, metavar="DIR", help="a folder of recorded registry answers")
     args = p.parse_args(argv)
+    registry = RecordedRegistry(args.recorded)
     try:
-        results = check_all(RecordedRegistry(args.recorded), subjects_of(p, args), args.metadata)
-    except (OSError, ValueError, KeyError) as exc:
+        results = check_all(registry, subjects_of(p, args), args.metadata)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # unreadable or malformed answers
         sys.stderr.write(f"check_registry: error: {type(exc).__name__}: {exc}\n")
         return 2
+    note_missing(registry)
     return report(results, args.json)
+
+
+def note_missing(registry: Registry, err=sys.stderr) -> None:
+    """Say which recorded METADATA answers were missing: "no drift" must not hide what was not compared."""
+    missing = getattr(registry, "missing", [])
+    if missing:
+        err.write(f"check_registry: note: {len(missing)} wheel METADATA answer(s) not in the recording "
+                  f"(e.g. {missing[0]}); their pins and default builds were not compared\n")
 
 
 if __name__ == "__main__":  # pragma: no cover
