@@ -13,9 +13,9 @@ from typing import Optional
 
 from envdoctor import proc
 from envdoctor.facts import Amd, AmdGpu
+from envdoctor.probe.pci import display_devices
 
 AMD_VENDOR = "0x1002"
-DISPLAY_CLASSES = ("0x0300", "0x0302", "0x0380")
 
 
 def parse_rocm_version(text: str) -> Optional[str]:
@@ -44,18 +44,7 @@ def probe(ctx) -> Optional[Amd]:
 
 def pci_gpus(ctx) -> list[Optional[str]]:
     """One entry per AMD display device: its product name when the driver exposes one."""
-    base = ctx.path("/sys/bus/pci/devices")
-    try:
-        entries = sorted(base.iterdir())
-    except OSError:
-        return []
-    found = []
-    for dev in entries:
-        vendor = (proc.read_text(dev / "vendor", 64) or "").strip().lower()
-        klass = (proc.read_text(dev / "class", 64) or "").strip().lower()
-        if vendor == AMD_VENDOR and klass[:6] in DISPLAY_CLASSES:
-            found.append((proc.read_text(dev / "product_name", 256) or "").strip() or None)
-    return found
+    return [(proc.read_text(dev / "product_name", 256) or "").strip() or None for dev in display_devices(ctx, AMD_VENDOR)]
 
 
 def enumerate_agents(ctx) -> list[str]:

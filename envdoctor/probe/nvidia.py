@@ -32,9 +32,9 @@ from typing import Any, Optional
 
 from envdoctor import proc
 from envdoctor.facts import Gpu, Nvidia, PciDevice
+from envdoctor.probe.pci import attribute, display_devices
 
 NVIDIA_VENDOR = "0x10de"
-DISPLAY_CLASSES = ("0x0300", "0x0302", "0x0380")  # VGA, 3D controller, other display
 QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "driver_version", "uuid", "pci.bus_id")
 WSL_LIB = "/usr/lib/wsl/lib"
 WORKER = Path(__file__).with_name("nvml_worker.py")
@@ -358,28 +358,14 @@ def _read_first_line(ctx, path: str) -> Optional[str]:
 
 def scan_pci(ctx) -> list[PciDevice]:
     """NVIDIA display/3D devices on the PCI bus, with the kernel driver bound to each (if any)."""
-    base = ctx.path("/sys/bus/pci/devices")
-    try:
-        entries = sorted(base.iterdir())
-    except OSError:
-        return []
     found = []
-    for dev in entries:
-        if _read(dev / "vendor") != NVIDIA_VENDOR:
-            continue
-        if not (_read(dev / "class") or "")[:6] in DISPLAY_CLASSES:
-            continue
+    for dev in display_devices(ctx, NVIDIA_VENDOR):
         try:
             driver = os.path.basename(os.readlink(dev / "driver"))
         except OSError:
             driver = None
-        found.append(PciDevice(address=dev.name, device_id=_read(dev / "device"), driver=driver))
+        found.append(PciDevice(address=dev.name, device_id=attribute(dev / "device"), driver=driver))
     return found
-
-
-def _read(path: Path) -> Optional[str]:
-    text = proc.read_text(path, 256)
-    return text.strip().lower() if text else None
 
 
 def nouveau_loaded(ctx) -> bool:
