@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Union
 
 SEVERITIES = ("error", "warning", "info")
@@ -41,10 +41,6 @@ class Finding:
             "fix": [list(f) if isinstance(f, tuple) else f for f in self.fix],
             "evidence": list(self.evidence),
         }
-
-
-def command(*argv: str) -> tuple[str, ...]:
-    return tuple(argv)
 
 
 def render_fix(fix: Fix) -> str:

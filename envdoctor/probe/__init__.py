@@ -18,14 +18,17 @@ from typing import Any, Callable, Mapping, Optional
 
 from envdoctor.facts import Facts, ProbeError, PythonEnv
 
+DEFAULT_TIMEOUT = 5.0  # seconds per probe subprocess
+DEFAULT_DEEP_TIMEOUT = 120.0  # seconds per framework import (--deep)
+
 
 @dataclass
 class ProbeContext:
     python: str  # the target interpreter
     root: Path = Path("/")  # filesystem root; tests (and ENVDOCTOR_ROOT) point it at a recorded tree
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    timeout: float = 5.0  # per subprocess (ENVDOCTOR_PROBE_TIMEOUT overrides it in collect())
-    deep_timeout: float = 120.0  # per framework import
+    timeout: float = DEFAULT_TIMEOUT  # ENVDOCTOR_PROBE_TIMEOUT overrides it in collect()
+    deep_timeout: float = DEFAULT_DEEP_TIMEOUT  # ENVDOCTOR_DEEP_TIMEOUT
     errors: list[ProbeError] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -36,10 +39,6 @@ class ProbeContext:
     def path(self, absolute: str) -> Path:
         """A path on the probed machine (under `root`)."""
         return self.root / absolute.lstrip("/")
-
-
-DEFAULT_TIMEOUT = 5.0
-DEFAULT_DEEP_TIMEOUT = 120.0
 
 
 def timeout_from(environ: Mapping[str, str], name: str = "ENVDOCTOR_PROBE_TIMEOUT", default: float = DEFAULT_TIMEOUT) -> float:
