@@ -317,3 +317,27 @@ def test_a_restore_from_the_probes_partial_list_says_what_it_left(venv, wheels):
 
     assert {n: v for n, (v, _) in freeze(venv).items()} == {"demo-pkg": "1.0", "demo-extra": "1.0"}
     assert "✓ restored: the environment has the same packages as before (only the packages the probe recorded" in con.file.getvalue()
+
+
+def test_ctrl_c_during_a_run_stops_it_and_restores(venv, wheels):
+    """The first command upgrades demo-pkg; Ctrl-C arrives during the second: both are undone, exit 130."""
+    start_with(venv, wheels, demo_pkg="1.0")
+    interrupt = (sys.executable, "-c", "import os, signal, time; print('working', flush=True); "
+                 "os.kill(os.getppid(), signal.SIGINT); time.sleep(60)")
+    con = recording_console()
+
+    code = runmod.run_plan(con, plan(venv, wheels, interrupt), facts_for(venv), assume_yes=True)
+
+    out = con.file.getvalue()
+    assert code == 130, out
+    assert "interrupted: the installer was stopped" in out and "✓ restored" in out
+    assert {n: v for n, (v, _) in freeze(venv).items()} == {"demo-pkg": "1.0"}
+
+
+def test_a_second_ctrl_c_during_the_restore_is_reported():
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    con = recording_console()
+    assert runmod._undo(con, interrupted, 1) == 130
+    assert "interrupted while restoring" in con.file.getvalue()

@@ -431,18 +431,16 @@ def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, all
         con.print("Nothing was run.")
         return 0
     undo = _prepare_undo(con, plan, target, facts, env_exists)
-    for number, argv in enumerate(plan.commands, 1):
-        con.print(f"\n[bold]\\[{number}/{len(plan.commands)}] $ {escape(_shell(argv))}[/]", soft_wrap=True)
-        try:
+    try:  # Ctrl-C anywhere in the loop (not only inside the installer) rolls back
+        for number, argv in enumerate(plan.commands, 1):
+            con.print(f"\n[bold]\\[{number}/{len(plan.commands)}] $ {escape(_shell(argv))}[/]", soft_wrap=True)
             result = proc.run_streaming(argv, COMMAND_TIMEOUT, lambda line: con.print(f"[dim]  {escape(line)}[/]", soft_wrap=True))
-        except KeyboardInterrupt:
-            con.print("\n[red]✗ interrupted: the installer was stopped.[/]")
-            undo()
-            return 130
-        if not result.ok:
-            _report_failure(con, result)
-            undo()
-            return 1
+            if not result.ok:
+                _report_failure(con, result)
+                return _undo(con, undo, 1)
+    except KeyboardInterrupt:
+        con.print("\n[red]✗ interrupted: the installer was stopped.[/]")
+        return _undo(con, undo, 130)
     con.print("\n[bold]Checking the result:[/]")
     if not verify(con, plan, target.python, facts):
         con.print("[red]✗ installed, but the check failed (see above); the environment is left as it is "
@@ -450,6 +448,17 @@ def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, all
         return 1
     con.print(f"[bold green]✓ {escape(plan.framework)} {escape(plan.version or '')} ({escape(plan.build or '')}) is installed and works.[/]")
     return 0
+
+
+def _undo(con, undo: Callable[[], bool], code: int) -> int:
+    """Run the rollback; a second Ctrl-C stops it with a plain word instead of a bare 'Aborted!'."""
+    try:
+        undo()
+    except KeyboardInterrupt:
+        con.print("\n[red]✗ interrupted while restoring: the environment may be half restored; "
+                  "run the restore command shown above by hand.[/]", soft_wrap=True)
+        return 130
+    return code
 
 
 def _prepare_undo(con, plan: InstallPlan, target: Target, facts: Facts,
