@@ -214,3 +214,19 @@ def test_every_recorded_machine_gets_commands_or_steps(machine):
         for cuda in ("auto", "cpu"):
             p = plan(machine, facts, manager=manager, cuda=cuda)
             assert (p.ok and p.version) or (p.version is None and not p.commands and p.steps), (manager, cuda)
+
+
+def test_ptx_only_gpu_needs_the_driver_of_the_toolkit_that_wrote_the_ptx():
+    """sm_120 runs TF's compute_90 PTX: the driver JIT-compiles it, so minor-version compatibility
+    (≥ 525 for CUDA 12) is not enough; a CUDA 12.5 build needs the 12.5 driver (555.42.02)."""
+    facts = facts_of("rtx5090-r570")
+    facts = dataclasses.replace(facts, nvidia=dataclasses.replace(facts.nvidia, driver_version="550.54.15"))
+    p = plan("rtx5090-r570", facts)
+    assert p.ok and p.build == "cu123"  # 12.3's driver is 545.23.06
+    newest = next(r for r in p.rejected if r.candidate.endswith("cu125"))
+    assert "compute_90 PTX" in newest.why and "needs driver ≥ 555.42.02" in newest.why
+    assert "with an NVIDIA driver ≥ 555.42.02 you could install tensorflow 2.21.0 cu125" in p.reasons
+    old = dataclasses.replace(facts, nvidia=dataclasses.replace(facts.nvidia, driver_version="520.61.05"))
+    nothing = plan("rtx5090-r570", old, version="2.21")
+    assert "update the NVIDIA driver to ≥ 555.42.02 for tensorflow 2.21.0 cu125" in nothing.steps
+    assert plan("rtx5090-r570").build == "cu125"  # the recorded 570 driver runs it

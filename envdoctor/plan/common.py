@@ -108,6 +108,47 @@ def driver_check(facts, cuda: str) -> DriverCheck:
     return DriverCheck(False, minimum, f"needs driver ≥ {minimum}, you have {have}")
 
 
+def kernels_check(facts, archs: Iterable[str], cuda: str, cc: str) -> tuple[Optional[str], str]:
+    """(problem, why) for a GPU of compute capability `cc` and a CUDA `cuda` build with kernels
+    `archs`: problem is None when it runs, "gpu" when no kernel fits, "driver" when only PTX fits and
+    the driver is older than the toolkit that wrote it (the driver JIT-compiles PTX, and
+    minor-version compatibility covers cubins, not PTX)."""
+    verdict = gpus.build_runs_on(archs, cc)
+    if not verdict:
+        return "gpu", verdict.reason
+    have = driver_version(facts)
+    minimum = _ptx_driver(facts, cuda) if verdict.via == "ptx" and have else None
+    if minimum and _older(have, minimum):
+        return "driver", (f"sm_{cc.replace('.', '')} runs only {verdict.kernel} PTX, which the driver compiles: "
+                          f"needs driver ≥ {minimum} (CUDA {cuda}'s), you have {have}")
+    return None, verdict.reason
+
+
+def driver_needed(facts, cuda: str, archs: Iterable[str]) -> Optional[str]:
+    """The oldest driver that runs a CUDA `cuda` build with kernels `archs` on every GPU here: the
+    wheel minimum, or the toolkit's own driver where a GPU runs only PTX."""
+    archs = tuple(archs)
+    needed = [drivers.wheel_min_driver(cuda, driver_os(facts))]
+    if any(gpus.build_runs_on(archs, cc).via == "ptx" for cc in gpu_capabilities(facts)):
+        needed.append(_ptx_driver(facts, cuda))
+    needed = [n for n in needed if n]
+    return max(needed, key=drivers.version_tuple) if needed else None
+
+
+def _ptx_driver(facts, cuda: str) -> Optional[str]:
+    toolkit = drivers.toolkit_driver(cuda)
+    if toolkit is None:
+        return None
+    return toolkit.windows if driver_os(facts) == "windows" else toolkit.linux
+
+
+def _older(have: str, need: str) -> bool:
+    try:
+        return drivers.version_tuple(have) < drivers.version_tuple(need)
+    except ValueError:
+        return False
+
+
 def has_nvidia_gpu(facts) -> bool:
     """An NVIDIA GPU is on this machine (seen by the driver, on the PCI bus, or as a Jetson)."""
     return bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices) or is_jetson(facts))

@@ -164,12 +164,11 @@ def _judge_cuda(option: Option, facts, machine: Machine) -> None:
     else:
         option.notes.append(f"{option.tag}: {check.why}")
     for cc in machine.ccs:
-        verdict = gpu_matrix.build_runs_on(build.archs, cc)
-        label = f"{machine.gpu_names.get(cc, 'GPU')} (sm_{cc.replace('.', '')})"
-        if verdict:
-            option.notes.append(f"{label}: {verdict.reason}")
+        problem, why = common.kernels_check(facts, build.archs, build.cuda, cc)
+        if problem:
+            option.problems.append((problem, why))
         else:
-            option.problems.append(("gpu", verdict.reason))
+            option.notes.append(f"{machine.gpu_names.get(cc, 'GPU')} (sm_{cc.replace('.', '')}): {why}")
     if not build.confirmed:
         option.notes.append(f"{option.tag} kernel list rests on build scripts, not a scanned wheel")
 
@@ -364,7 +363,7 @@ def _fixes(judged: list[Option], machine: Machine, tag: Optional[str], spec, fac
             pythons = newest.release.pythons(machine.platform)
             steps.append(f"use Python {pythons[0]}–{pythons[-1]} for torch {newest.release.version}")
         if "driver" in kinds and newest.build and newest.build.cuda:
-            minimum = common.drivers.wheel_min_driver(newest.build.cuda, common.driver_os(facts))
+            minimum = common.driver_needed(facts, newest.build.cuda, newest.build.archs)
             verb = "install a working NVIDIA driver" if common.driver_version(facts) is None else "update the NVIDIA driver to"
             steps.append(f"{verb} ≥ {minimum} for {newest.name}" if verb.endswith("to")
                          else f"{verb} (≥ {minimum} for {newest.name})")
@@ -380,7 +379,7 @@ def _driver_hint(judged: list[Option], chosen: Option, facts) -> Optional[str]:
         if option is chosen:
             return None
         if option.kinds == {"driver"} and option.build and option.build.cuda:
-            minimum = common.drivers.wheel_min_driver(option.build.cuda, common.driver_os(facts))
+            minimum = common.driver_needed(facts, option.build.cuda, option.build.archs)
             return f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"
     return None
 
@@ -545,8 +544,8 @@ def _choose_conda(facts, request, machine: Machine, spec, tag) -> InstallPlan:
             if tag is not None and tag != matrix.tag_of_cuda(cuda):
                 continue
             check = common.driver_check(facts, cuda)
-            bad = [gpu_matrix.build_runs_on(row.archs[cuda], cc) for cc in machine.ccs]
-            bad = [v.reason for v in bad if not v]
+            checks = [common.kernels_check(facts, row.archs[cuda], cuda, cc) for cc in machine.ccs]
+            bad = [why for problem, why in checks if problem]
             if check and not bad:
                 chosen_cuda, notes = cuda, [f"cuda-version {cuda}: {check.why}"]
                 break

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from envdoctor.errors import UsageError
-from envdoctor.matrix import gpus as gpu_matrix
 from envdoctor.matrix import jetson as jetson_matrix
 from envdoctor.matrix import tensorflow as matrix
 from envdoctor.plan import Candidate, InstallPlan, PlanRequest
@@ -112,11 +111,11 @@ def _judge_gpu(option: Option, facts, platform: str, ccs: list[str]) -> None:
     else:
         option.problems.append(("driver", check.why))
     for cc in ccs:
-        verdict = gpu_matrix.build_runs_on(release.gpu_archs, cc)
-        if verdict:
-            option.notes.append(f"sm_{cc.replace('.', '')}: {verdict.reason}")
+        problem, why = common.kernels_check(facts, release.gpu_archs, release.cuda, cc)
+        if problem:
+            option.problems.append((problem, why))
         else:
-            option.problems.append(("gpu", verdict.reason))
+            option.notes.append(f"sm_{cc.replace('.', '')}: {why}")
 
 
 def _judge_metal(option: Option, python: Optional[str]) -> None:
@@ -324,7 +323,7 @@ def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
     """'with an NVIDIA driver ≥ X you could install …' when only the driver held a newer release back."""
     for option in rejected_before:
         if option.gpu and option.kinds == {"driver"}:
-            minimum = common.drivers.wheel_min_driver(option.release.cuda, common.driver_os(facts))
+            minimum = common.driver_needed(facts, option.release.cuda, option.release.gpu_archs)
             return [f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"]
     return []
 
@@ -346,7 +345,7 @@ def _fixes(judged: list[Option], facts, platform: str, python: Optional[str], ki
         if pythons:
             steps.append(f"use Python {pythons[0]}–{pythons[-1]} for {newest.name}")
     if "driver" in kinds:
-        minimum = common.drivers.wheel_min_driver(newest.release.cuda, common.driver_os(facts))
+        minimum = common.driver_needed(facts, newest.release.cuda, newest.release.gpu_archs)
         if common.driver_version(facts) is None:
             steps.append(f"install a working NVIDIA driver (≥ {minimum} for {newest.name})")
         else:
