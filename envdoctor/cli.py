@@ -58,5 +58,6 @@ def main() -> None:
 
 
 def _fail(message: str, code: int = 2) -> None:
+    message = " ".join(part.strip() for part in message.splitlines() if part.strip())  # one line, always
     sys.stderr.write(f"envdoctor: error: {message}\n")
     sys.exit(code)

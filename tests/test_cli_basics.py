@@ -27,3 +27,14 @@ def test_no_arguments_shows_help(cli):
     result = cli()
     assert "check" in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_error_message_is_always_one_line(capsys):
+    import pytest
+
+    from envdoctor import cli
+
+    with pytest.raises(SystemExit) as exited:
+        cli._fail("internal error: ValueError: first\n  second\n")
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == "envdoctor: error: internal error: ValueError: first second\n"
