@@ -139,3 +139,12 @@ def test_cuda_builds_are_not_for_a_machine_without_nvidia(framework):
     doc = matrix_json(framework, "cpu-only")
     cuda = [c for c in doc["candidates"] if c["build"].startswith("cu")]
     assert all(c["verdict"] == "platform" for c in cuda), [c for c in cuda if c["verdict"] != "platform"][:3]
+
+
+@pytest.mark.parametrize("args, options", [(["--version", "99"], "--version 99"),
+                                           (["--version", "2.0", "--cuda", "cu126"], "--version 2.0 --cuda cu126")])
+def test_nothing_matching_the_options_says_so_not_the_platform(args, options):
+    result = run_cli("matrix", "pytorch", "--facts", machine("t4-r550-py310"), *args)
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[1] == f"No PyTorch release or build matches {options}."
+    assert "platform" not in result.stdout

@@ -51,4 +51,6 @@ def matrix(
     from envdoctor.render import console
     from envdoctor.render.matrix import print_matrix
 
-    print_matrix(console(), request.framework, facts, candidates, plan, show_all)
+    options = " ".join(f"{flag} {value}" for flag, value in (("--version", request.version), ("--cuda", request.cuda))
+                       if value and value != "auto")
+    print_matrix(console(), request.framework, facts, candidates, plan, show_all, options)

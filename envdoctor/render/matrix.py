@@ -109,11 +109,19 @@ def matrix_document(framework: str, facts: Facts, candidates: list[Candidate], p
 
 
 def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate], plan: Optional[InstallPlan],
-                 show_all: bool = False) -> None:
-    con.print(f"[bold]{display_name(framework)}[/] for this machine: {escape(machine_line(facts))}", soft_wrap=True)
+                 show_all: bool = False, options: str = "") -> None:
+    """`options`: the filters given (`--version 2.6 --cuda cu126`), named when nothing matches them."""
+    name = display_name(framework)
+    con.print(f"[bold]{name}[/] for this machine: {escape(machine_line(facts))}", soft_wrap=True)
     drawn, hidden = shown(candidates, show_all)
+    if not candidates:
+        con.print(f"No {name} release or build matches {escape(options)}." if options
+                  else f"No {name} build is published for this machine's platform.", soft_wrap=True)
+        return
     if not drawn:
-        con.print(f"No {display_name(framework)} build is published for this machine's platform.")
+        con.print(f"No {name} build{' matching ' + escape(options) if options else ''} is for this machine's "
+                  f"platform; --all shows the {len(hidden)} build(s) published for others "
+                  f"({escape(', '.join(hidden))}).", soft_wrap=True)
         return
     table = _table(drawn, plan)
     # Never squeeze the table into a narrow (or non-terminal, 80-column) console: cells become "…".
