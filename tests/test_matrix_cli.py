@@ -148,3 +148,11 @@ def test_nothing_matching_the_options_says_so_not_the_platform(args, options):
     assert result.returncode == 0
     assert result.stdout.splitlines()[1] == f"No PyTorch release or build matches {options}."
     assert "platform" not in result.stdout
+
+
+def test_only_builds_for_other_machines_point_to_all():
+    result = run_cli("matrix", "jax", "--facts", machine("cpu-only"), "--cuda", "cu128")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[1] == "No JAX build matching --cuda cu128 is for this machine; --all shows the others anyway (cuda12)."
+    assert "cuda12" in cells(run_cli("matrix", "jax", "--facts", machine("cpu-only"), "--cuda", "cu128", "--all").stdout)[
+        matrix_json("jax", "cpu-only", "--cuda", "cu128")["candidates"][0]["version"]]

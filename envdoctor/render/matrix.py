@@ -119,9 +119,8 @@ def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate],
                   else f"No {name} build is published for this machine's platform.", soft_wrap=True)
         return
     if not drawn:
-        con.print(f"No {name} build{' matching ' + escape(options) if options else ''} is for this machine's "
-                  f"platform; --all shows the {len(hidden)} build(s) published for others "
-                  f"({escape(', '.join(hidden))}).", soft_wrap=True)
+        con.print(f"No {name} build{' matching ' + escape(options) if options else ''} is for this machine; "
+                  f"--all shows the others anyway ({escape(', '.join(hidden))}).", soft_wrap=True)
         return
     table = _table(drawn, plan)
     # Never squeeze the table into a narrow (or non-terminal, 80-column) console: cells become "…".
