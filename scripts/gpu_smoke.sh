@@ -44,7 +44,7 @@ for r in doc["results"]:
     elif r["check"] == "cnn":
         extra = "step {} ms, loss {} -> {}".format(d.get("step_ms"), d.get("loss_first"), d.get("loss_last"))
     elif r["check"] == "oom":
-        extra = "reached {} of {} MiB ({}), after release {}".format(d.get("reached_mib"), d.get("total_mib") or d.get("bytes_limit_mib"), d.get("reached_fraction"), d.get("after_release") or d.get("in_use_after_release_mib"))
+        extra = "reached {} of {} MiB ({}), after release {}".format(d.get("reached_mib"), d.get("total_mib"), d.get("reached_fraction"), d.get("after_release"))
     elif r["check"] == "repro":
         extra = "deterministic identical {}, defaults identical {}".format(d.get("deterministic_identical"), d.get("defaults_identical"))
     elif r["check"] == "amp":

@@ -4,6 +4,7 @@ the judgement of results against recorded machines (tests/fixtures/machines/).""
 import json
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -244,3 +245,76 @@ def test_fill_until_oom_gets_close_to_the_limit_and_stops():
     # An error that is not an out-of-memory error is not swallowed.
     with pytest.raises(ValueError):
         _harness.fill_until_oom(lambda n: (_ for _ in ()).throw(ValueError("bad")), lambda e: False, 1, 10)
+
+
+@pytest.fixture
+def harness():
+    sys.path.insert(0, str(catalog().frameworks[0].script.parent))
+    try:
+        import _harness
+    finally:
+        sys.path.pop(0)
+    return _harness
+
+
+def budgeted_allocator(budget_bytes):
+    """Blocks (their sizes) out of a fixed budget; settle() gives everything back, as an allocator cache does."""
+    state = {"left": budget_bytes}
+
+    def alloc(n):
+        if n > state["left"]:
+            raise MemoryError(f"out of memory: tried to allocate {n} bytes")
+        state["left"] -= n
+        return n
+
+    def settle():
+        state["left"] = budget_bytes
+
+    return state, alloc, settle
+
+
+def test_oom_round_trip_reports_the_reach_and_the_recovery(harness):
+    state, alloc, settle = budgeted_allocator(100 << 20)
+    ctx = harness.Context("fake", "auto", 10, oom_seconds=10)
+    memory = lambda: {"free_mib": state["left"] >> 20}
+    details = harness.oom_round_trip(ctx, alloc, lambda e: isinstance(e, MemoryError), 32 << 20, memory,
+                                     ones_sum=lambda n: float(n), settle=settle, total=100 << 20)
+    assert details["total_mib"] == 100 and details["reached_mib"] == 96  # 3 × 32 MiB; 32 MiB is below min_chunk
+    assert details["reached_fraction"] == 0.96
+    assert details["at_oom"] == {"free_mib": 4} and details["after_release"] == {"free_mib": 100}
+    assert details["error"].startswith("MemoryError: out of memory")
+
+
+def test_oom_round_trip_fails_without_an_oom_or_when_memory_stays_broken(harness):
+    ctx = harness.Context("fake", "auto", 10, oom_seconds=0.2)
+    with pytest.raises(harness.Fail, match=r"no out-of-memory error within 0.2 s"):
+        harness.oom_round_trip(ctx, lambda n: n, lambda e: True, 1, dict, ones_sum=float)
+    state, alloc, settle = budgeted_allocator(8 << 20)
+    with pytest.raises(harness.Fail, match="allocation after the out-of-memory error gave a wrong result"):
+        harness.oom_round_trip(ctx, alloc, lambda e: isinstance(e, MemoryError), 4 << 20, dict,
+                               ones_sum=lambda n: 0.0, settle=settle)
+
+
+def test_oom_is_skipped_on_the_cpu_by_every_check_script(harness):
+    with pytest.raises(harness.Skip, match="^--device cpu: an out-of-memory round trip"):
+        harness.Context("fake", "cpu", 10).skip_oom_without_gpu(1)
+    with pytest.raises(harness.Skip, match="^no GPU: an out-of-memory round trip"):
+        harness.Context("fake", "auto", 10).skip_oom_without_gpu(0)
+    harness.Context("fake", "cuda", 10).skip_oom_without_gpu(1)  # a GPU: runs
+
+
+def test_repro_details_fail_only_when_the_deterministic_runs_differ(harness):
+    same = (([2.3, 2.1], "abc"), ([2.3, 2.1], "abc"))
+    differ = (([2.3, 2.1], "abc"), ([2.3, 2.1], "abd"))  # equal losses, one parameter bit apart
+    details = harness.repro_details(5, differ, same, "seeded")
+    assert (details["deterministic_identical"], details["defaults_identical"]) == (True, False)
+    with pytest.raises(harness.Fail, match="two seeded runs with deterministic settings differ"):
+        harness.repro_details(5, same, differ, "seeded")
+
+
+def test_a_worker_that_dies_fails_multi_at_once(harness):
+    """run_workers with a target that raises in the child (sys.exit takes one argument, not three)."""
+    start = time.monotonic()
+    with pytest.raises(harness.Fail, match=r"a worker process exited with status \[1, 1\] before reporting"):
+        harness.run_workers(sys.exit, 2, timeout=60)
+    assert time.monotonic() - start < 30  # not the reporting timeout

@@ -42,7 +42,7 @@ def _cnn(d: dict) -> str:
 
 
 def _oom(d: dict) -> str:
-    total = d.get("total_mib") or d.get("bytes_limit_mib")
+    total = d.get("total_mib")
     reached = f"{d['reached_mib']} MiB" + (f" of {total} MiB" if total else "")
     return f"OOM raised at {reached}, recovered"
 

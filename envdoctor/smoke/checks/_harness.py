@@ -18,6 +18,9 @@ import time
 import traceback
 
 PHASE_PREFIX = "#envdoctor phase="
+OOM_ON_CPU = "an out-of-memory round trip on the CPU would exhaust host memory"
+PROBE_ELEMENTS = 1 << 24  # float32 ones after the OOM: 64 MiB, and a sum that float32 holds exactly
+REPRO_STEPS = 5  # at most, per seeded run (four runs per repro check)
 
 
 class Skip(Exception):
@@ -37,13 +40,18 @@ class ImportFailed(Exception):
 
 
 class Context:
-    def __init__(self, framework, device_request, steps):
+    def __init__(self, framework, device_request, steps, oom_seconds=60.0):
         self.framework = framework
         self.device_request = device_request  # auto | cpu | cuda
         self.steps = steps
+        self.oom_seconds = oom_seconds
         self.device = None  # what the check ran on; the check sets it once it knows
         self.details = {}
         self.import_seconds = None
+
+    @property
+    def repro_steps(self):
+        return min(self.steps, REPRO_STEPS)
 
     def load(self, module_name):
         """Import the framework, marking the phase so a crash inside the import is recognisable."""
@@ -65,6 +73,21 @@ class Context:
             return True
         if self.device_request == "cuda":
             raise Fail("--device cuda, but {} sees no CUDA device".format(self.framework), dict(self.details))
+        return False
+
+    def skip_oom_without_gpu(self, gpu_count, what="GPU"):
+        """The OOM round trip runs on a GPU only: on the CPU it would fill host memory."""
+        if self.device_request == "cpu":
+            raise Skip("--device cpu: " + OOM_ON_CPU)
+        if not gpu_count:
+            raise Skip("no {}: {}".format(what, OOM_ON_CPU))
+
+    def data_parallel_on_gpus(self, gpu_count):
+        """multi: across the GPUs when there are two or more; otherwise the CPU path (not with --device cuda)."""
+        if self.device_request != "cpu" and gpu_count >= 2:
+            return True
+        if self.device_request == "cuda":
+            raise Skip("{} GPU(s): data parallel needs two or more".format(gpu_count))
         return False
 
 
@@ -100,6 +123,35 @@ def fill_until_oom(alloc, is_oom, chunk, seconds, min_chunk=64 << 20, max_blocks
     return blocks, reached, first
 
 
+def oom_round_trip(ctx, alloc, is_oom, chunk, memory, ones_sum, settle=None, total=None, max_blocks=1024):
+    """The oom check on one GPU: fill it until the framework's out-of-memory error, release, and show that
+    a normal allocation works again.
+
+    memory(): the framework's own account of its allocator (a dict, read at the OOM and after release);
+    ones_sum(n): the sum of n float32 ones allocated on the device; settle(): what the framework needs to
+    give released memory back (an allocator cache); total: the bytes the allocation could reach, when known.
+    """
+    blocks, reached, raised = fill_until_oom(alloc, is_oom, chunk, ctx.oom_seconds, max_blocks=max_blocks)
+    at_oom = memory()
+    del blocks[:]
+    if settle is not None:
+        settle()
+    details = {"reached_mib": reached >> 20, "error": raised, "at_oom": at_oom, "after_release": memory()}
+    if total:
+        details.update(total_mib=total >> 20, reached_fraction=round(reached / total, 3))
+    if raised is None:
+        raise Fail("no out-of-memory error within {:g} s after {} MiB".format(ctx.oom_seconds, reached >> 20), details)
+    if float(ones_sum(PROBE_ELEMENTS)) != float(PROBE_ELEMENTS):
+        raise Fail("allocation after the out-of-memory error gave a wrong result", details)
+    return details
+
+
+def gpu_entry(index, props):
+    """A devices entry from CUDA device properties (torch and paddle share their shape)."""
+    return {"index": index, "name": props.name, "memory_mib": props.total_memory >> 20,
+            "compute_capability": "{}.{}".format(props.major, props.minor)}
+
+
 def finite(values):
     return all(math.isfinite(v) for v in values)
 
@@ -125,9 +177,81 @@ def digest(chunks):
     return h.hexdigest()[:16]
 
 
+def cnn_details(losses, durations, batch, **extra):
+    """The cnn check's verdict: the loss is finite and falls; the step time is the median after warm-up."""
+    check_losses(losses)
+    details = {"steps": len(losses), "batch": batch, "loss_first": round(losses[0], 4),
+               "loss_last": round(losses[-1], 4), "step_ms": step_ms(durations, warmup=2)}
+    details.update(extra)
+    return details
+
+
 def compare_runs(first, second):
     """(losses, param_digest) pairs -> bit-identical?"""
     return first[0] == second[0] and first[1] == second[1]
+
+
+def two_runs(run):
+    """The same seeded training twice: run() -> (losses, param_digest)."""
+    return run(), run()
+
+
+def repro_details(steps, default, deterministic, settings):
+    """The repro check's verdict from two_runs() with the defaults and with the deterministic settings:
+    the deterministic pair must be bit-identical; whether the defaults are is reported."""
+    details = {"steps": steps, "deterministic_identical": compare_runs(*deterministic),
+               "defaults_identical": compare_runs(*default), "param_digest": deterministic[0][1],
+               "settings": settings}
+    if not details["deterministic_identical"]:
+        raise Fail("two seeded runs with deterministic settings differ", details)
+    return details
+
+
+def amp_details(dtype, compute_dtype, loss, grads_finite, **extra):
+    """The amp check's verdict: the model computed in `dtype`, and the loss and gradients are finite."""
+    details = {"dtype": dtype, "compute_dtype": compute_dtype, "loss": round(loss, 4), "grads_finite": grads_finite}
+    details.update(extra)
+    if compute_dtype != dtype:
+        raise Fail("the model did not compute in {} under mixed precision".format(dtype), details)
+    if not (finite([loss]) and grads_finite):
+        raise Fail("mixed-precision step gave a non-finite loss or gradient", details)
+    return details
+
+
+def run_workers(target, world, args=(), timeout=240.0):
+    """multi: start `world` spawned processes running target(rank, world, *args, results) and collect the
+    one tuple each puts on `results` (rank first), sorted by rank. A worker that dies is a Fail at once."""
+    import multiprocessing
+    import queue
+
+    spawn = multiprocessing.get_context("spawn")
+    results = spawn.Queue()
+    procs = [spawn.Process(target=target, args=(rank, world) + tuple(args) + (results,)) for rank in range(world)]
+    for p in procs:
+        p.start()
+    got = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < world:
+            try:
+                got.append(results.get(timeout=1))
+            except queue.Empty:
+                dead = sorted(p.exitcode for p in procs if p.exitcode not in (None, 0))
+                if dead:
+                    raise Fail("a worker process exited with status {} before reporting".format(dead))
+                if all(p.exitcode is not None for p in procs):
+                    raise Fail("{} of {} worker processes reported before they exited".format(len(got), world))
+                if time.monotonic() > deadline:
+                    raise Fail("{} of {} worker processes reported within {:g} s".format(len(got), world, timeout))
+    finally:
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+    bad = [p.exitcode for p in procs if p.exitcode != 0]
+    if bad:
+        raise Fail("a worker process exited with status {}".format(bad))
+    return sorted(got)
 
 
 def parse_args(argv, check_names):
@@ -147,8 +271,7 @@ def emit(status, device, details, reason):
 
 def main(framework, checks, argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv, checks)
-    ctx = Context(framework, args.device, args.steps)
-    ctx.oom_seconds = args.oom_seconds
+    ctx = Context(framework, args.device, args.steps, args.oom_seconds)
     phase("start")
     status, reason = "pass", None
     try:

@@ -3,13 +3,14 @@
 The CNN is written with jax.lax only (no flax/optax), so nothing beyond jax itself is needed.
 """
 
+import json
 import os
 import subprocess
 import sys
 import time
 
 import _harness as h
-from _harness import Fail, Skip
+from _harness import Fail
 
 SEED = 0
 BATCH = 64
@@ -163,20 +164,18 @@ def _cuda_plugin():
 def cnn(ctx):
     jax, device = _jax(ctx)
     losses, durations, _ = train(jax, device, ctx.steps)
-    h.check_losses(losses)
-    return {"steps": len(losses), "batch": BATCH, "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
-            "step_ms": h.step_ms(durations, warmup=2), "compile_ms": round(durations[0] * 1000, 1)}
+    return h.cnn_details(losses, durations, BATCH, compile_ms=round(durations[0] * 1000, 1))
 
 
 def oom(ctx):
-    if ctx.device_request == "cpu":
-        raise Skip("--device cpu: an out-of-memory round trip on the CPU would exhaust host memory")
     jax, device = _jax(ctx)
-    if device.platform != "gpu":
-        raise Skip("no GPU: an out-of-memory round trip on the CPU would exhaust host memory")
+    ctx.skip_oom_without_gpu(device.platform == "gpu")
     jnp = jax.numpy
-    stats = device.memory_stats() or {}
-    limit = int(stats.get("bytes_limit", 0))
+    limit = int((device.memory_stats() or {}).get("bytes_limit", 0))
+    ctx.details.update(total_is="bytes_limit of JAX's allocator",
+                       preallocate=os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "true (default: 75% of the GPU at start)"),
+                       mem_fraction=os.environ.get("XLA_PYTHON_CLIENT_MEM_FRACTION"))
+
     def alloc(n):
         block = jax.device_put(jnp.zeros((n,), jnp.uint8), device)
         block.block_until_ready()
@@ -185,60 +184,44 @@ def oom(ctx):
     def is_oom(exc):  # XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate ...
         return "RESOURCE_EXHAUSTED" in str(exc) or "out of memory" in str(exc).lower()
 
-    blocks, reached, raised = h.fill_until_oom(alloc, is_oom, max(limit // 32, 64 << 20), ctx.oom_seconds)
-    at_oom = device.memory_stats() or {}
-    for block in blocks:
-        block.delete()
-    del blocks
-    after = device.memory_stats() or {}
-    probe = jax.device_put(jnp.ones((1 << 24,), jnp.float32), device)  # 64 MiB; float32 sums it exactly
-    ok = float(probe.sum()) == float(1 << 24)
-    details = {"bytes_limit_mib": limit >> 20, "reached_mib": reached >> 20,
-               "reached_fraction": round(reached / limit, 3) if limit else None, "error": raised,
-               "in_use_at_oom_mib": int(at_oom.get("bytes_in_use", 0)) >> 20,
-               "in_use_after_release_mib": int(after.get("bytes_in_use", 0)) >> 20,
-               "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "true (default: 75% of the GPU at start)"),
-               "mem_fraction": os.environ.get("XLA_PYTHON_CLIENT_MEM_FRACTION")}
-    if raised is None:
-        raise Fail("no RESOURCE_EXHAUSTED within {:g} s".format(ctx.oom_seconds), details)
-    if not ok:
-        raise Fail("allocation after the out-of-memory error gave a wrong result", details)
-    return details
+    def memory():
+        stats = device.memory_stats() or {}
+        return {"in_use_mib": int(stats.get("bytes_in_use", 0)) >> 20, "peak_mib": int(stats.get("peak_bytes_in_use", 0)) >> 20}
+
+    return h.oom_round_trip(ctx, alloc, is_oom, max(limit // 32, 64 << 20), memory,
+                            lambda n: jax.device_put(jnp.ones((n,), jnp.float32), device).sum(), total=limit)
 
 
 def repro(ctx):
-    if os.environ.get(CHILD_MARK):  # the child run below: deterministic XLA flags set at start-up
-        jax, device = _jax(ctx)
-        return _two_runs(jax, device, ctx)
     jax, device = _jax(ctx)
-    default = _two_runs(jax, device, ctx)
-    details = {"steps": min(ctx.steps, 5), "defaults_identical": default["identical"]}
-    if device.platform == "gpu" and DETERMINISTIC_FLAG not in os.environ.get("XLA_FLAGS", ""):
-        # XLA reads its flags once, at start-up: the deterministic runs need a fresh process.
-        env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " " + DETERMINISTIC_FLAG).strip())
-        env[CHILD_MARK] = "1"
-        argv = [sys.executable, os.path.abspath(__file__), "--check", "repro", "--device", ctx.device_request,
-                "--steps", str(ctx.steps)]
-        out = subprocess.run(argv, env=env, stdout=subprocess.PIPE, universal_newlines=True).stdout
-        child = __import__("json").loads(out.strip().splitlines()[-1])
-        if child["status"] != "pass":
-            raise Fail("deterministic run failed: {}".format(child.get("reason")), details)
-        deterministic = child["details"]
+
+    def run():
+        losses, _, params = train(jax, device, ctx.repro_steps)
+        return losses, param_digest(jax, params)
+
+    default = h.two_runs(run)
+    if os.environ.get(CHILD_MARK):  # the fresh process below: its two runs are the deterministic ones
+        return {"runs": default}
+    if device.platform != "gpu":
+        deterministic, settings = default, "defaults (CPU)"  # XLA on the CPU has no nondeterministic kernels
+    elif DETERMINISTIC_FLAG in os.environ.get("XLA_FLAGS", ""):
+        deterministic, settings = default, "XLA_FLAGS=" + DETERMINISTIC_FLAG + " (set by the caller)"
     else:
-        deterministic = default  # XLA on the CPU has no nondeterministic kernels to switch off
-    details.update(deterministic_identical=deterministic["identical"], param_digest=deterministic["digest"],
-                   settings="XLA_FLAGS=" + DETERMINISTIC_FLAG if device.platform == "gpu" else "defaults (CPU)")
-    if not details["deterministic_identical"]:
-        raise Fail("two seeded runs with deterministic settings differ", details)
-    return details
+        deterministic, settings = _deterministic_runs(ctx), "XLA_FLAGS=" + DETERMINISTIC_FLAG
+    return h.repro_details(ctx.repro_steps, default, deterministic, settings)
 
 
-def _two_runs(jax, device, ctx):
-    runs = []
-    for _ in range(2):
-        losses, _, params = train(jax, device, min(ctx.steps, 5))
-        runs.append((losses, param_digest(jax, params)))
-    return {"identical": h.compare_runs(*runs), "digest": runs[0][1]}
+def _deterministic_runs(ctx):
+    """XLA reads its flags once, at start-up: the deterministic runs need a fresh process."""
+    env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " " + DETERMINISTIC_FLAG).strip())
+    env[CHILD_MARK] = "1"
+    argv = [sys.executable, os.path.abspath(__file__), "--check", "repro", "--device", ctx.device_request,
+            "--steps", str(ctx.steps)]
+    out = subprocess.run(argv, env=env, stdout=subprocess.PIPE, universal_newlines=True).stdout
+    child = json.loads(out.strip().splitlines()[-1])
+    if child["status"] != "pass":
+        raise Fail("deterministic run failed: {}".format(child.get("reason")))
+    return child["details"]["runs"]
 
 
 def amp(ctx):
@@ -251,13 +234,7 @@ def amp(ctx):
     compute_dtype = str(jax.eval_shape(lambda p, x: forward(jax, p, x.astype(dtype)), params, x).dtype)
     params, loss, grads = step(params, x, y)
     grads_finite = all(bool(jnp.isfinite(g).all()) for g in jax.tree_util.tree_leaves(grads))
-    details = {"dtype": "bfloat16", "compute_dtype": compute_dtype, "loss": round(float(loss), 4),
-               "grads_finite": grads_finite}
-    if compute_dtype != "bfloat16":
-        raise Fail("the model did not compute in bfloat16", details)
-    if not (h.finite([float(loss)]) and grads_finite):
-        raise Fail("mixed-precision step gave a non-finite loss or gradient", details)
-    return details
+    return h.amp_details("bfloat16", compute_dtype, float(loss), grads_finite)
 
 
 def multi(ctx):
@@ -268,11 +245,9 @@ def multi(ctx):
     jax, _ = _jax(ctx)
     import numpy as np
     gpus = [d for d in jax.devices() if d.platform == "gpu"] if ctx.device_request != "cpu" else []
-    if len(gpus) >= 2:
+    if ctx.data_parallel_on_gpus(len(gpus)):
         devs = gpus
         ctx.device = "cuda:0-{}".format(len(gpus) - 1)
-    elif ctx.device_request == "cuda":
-        raise Skip("{} GPU(s): data parallel needs two or more".format(len(gpus)))
     else:
         devs = jax.devices("cpu")[:2]
         ctx.device = "cpu (2 virtual devices)"

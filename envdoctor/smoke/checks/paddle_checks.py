@@ -73,9 +73,7 @@ def devices(ctx):
     gpus = []
     count = paddle.device.cuda.device_count() if cuda_build else 0
     for i in range(count):
-        p = paddle.device.cuda.get_device_properties(i)
-        gpus.append({"index": i, "name": p.name, "memory_mib": p.total_memory // (1 << 20),
-                     "compute_capability": "{}.{}".format(p.major, p.minor)})
+        gpus.append(h.gpu_entry(i, paddle.device.cuda.get_device_properties(i)))
     ctx.device = "cuda" if gpus else "cpu"
     return {"version": paddle.__version__, "cuda_build": cuda_build,
             "build_cuda_version": paddle.version.cuda() if cuda_build else None,
@@ -86,63 +84,42 @@ def devices(ctx):
 def cnn(ctx):
     paddle = _paddle(ctx)
     losses, durations, _ = train(paddle, ctx.steps)
-    h.check_losses(losses)
-    return {"steps": len(losses), "batch": BATCH, "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
-            "step_ms": h.step_ms(durations, warmup=2)}
+    return h.cnn_details(losses, durations, BATCH)
 
 
 def oom(ctx):
-    if ctx.device_request == "cpu":
-        raise Skip("--device cpu: an out-of-memory round trip on the CPU would exhaust host memory")
     paddle = _paddle(ctx)
-    if ctx.device == "cpu":
-        raise Skip("no GPU: an out-of-memory round trip on the CPU would exhaust host memory")
+    ctx.skip_oom_without_gpu(ctx.device != "cpu")
+    ctx.details["allocator"] = os.environ.get("FLAGS_allocator_strategy", "auto_growth (default)")
     total = paddle.device.cuda.get_device_properties(0).total_memory
-    blocks, reached, raised = h.fill_until_oom(
+    cuda = paddle.device.cuda
+    return h.oom_round_trip(
+        ctx,
         lambda n: paddle.empty([n], dtype="uint8"),
         # paddle turns its ResourceExhaustedError into a MemoryError
         lambda exc: isinstance(exc, MemoryError) or "out of memory" in str(exc).lower(),
-        max(total // 32, 64 << 20), ctx.oom_seconds)
-    at_oom = {"allocated_mib": paddle.device.cuda.memory_allocated(0) >> 20,
-              "reserved_mib": paddle.device.cuda.memory_reserved(0) >> 20}
-    del blocks
-    paddle.device.cuda.empty_cache()
-    after = {"allocated_mib": paddle.device.cuda.memory_allocated(0) >> 20,
-             "reserved_mib": paddle.device.cuda.memory_reserved(0) >> 20}
-    probe = paddle.ones([1 << 24], dtype="float32")  # 64 MiB; float32 sums it exactly
-    ok = float(probe.sum()) == float(1 << 24)
-    details = {"total_mib": total >> 20, "reached_mib": reached >> 20, "reached_fraction": round(reached / total, 3),
-               "error": raised, "at_oom": at_oom, "after_release": after,
-               "allocator": os.environ.get("FLAGS_allocator_strategy", "auto_growth (default)")}
-    if raised is None:
-        raise Fail("no out-of-memory error within {:g} s".format(ctx.oom_seconds), details)
-    if not ok:
-        raise Fail("allocation after the out-of-memory error gave a wrong result", details)
-    return details
+        max(total // 32, 64 << 20),
+        memory=lambda: {"allocated_mib": cuda.memory_allocated(0) >> 20, "reserved_mib": cuda.memory_reserved(0) >> 20},
+        ones_sum=lambda n: paddle.ones([n], dtype="float32").sum(),
+        settle=cuda.empty_cache, total=total)
 
 
 def repro(ctx):
     paddle = _paddle(ctx)
-    steps = min(ctx.steps, 5)
 
     def run():
-        losses, _, model = train(paddle, steps)
+        losses, _, model = train(paddle, ctx.repro_steps)
         return losses, param_digest(model)
 
-    default = (run(), run())
+    default = h.two_runs(run)
     if ctx.device.startswith("cuda"):
         paddle.set_flags({"FLAGS_cudnn_deterministic": True})
         settings = "paddle.seed + FLAGS_cudnn_deterministic"
-        deterministic = (run(), run())
+        deterministic = h.two_runs(run)
     else:
         settings = "paddle.seed (the CPU kernels have no nondeterministic mode to switch off)"
         deterministic = default
-    details = {"steps": steps, "deterministic_identical": h.compare_runs(*deterministic),
-               "defaults_identical": h.compare_runs(*default), "param_digest": deterministic[0][1],
-               "settings": settings}
-    if not details["deterministic_identical"]:
-        raise Fail("two seeded runs with deterministic settings differ", details)
-    return details
+    return h.repro_details(ctx.repro_steps, default, deterministic, settings)
 
 
 def amp(ctx):
@@ -165,15 +142,10 @@ def amp(ctx):
     scaler.step(opt)
     scaler.update()
     compute_dtype = str(hidden.dtype).replace("paddle.", "")
-    details = {"dtype": dtype, "compute_dtype": compute_dtype, "loss": round(float(loss), 4), "grads_finite": grads_finite}
-    if compute_dtype != dtype:
-        if not ctx.device.startswith("cuda"):
-            raise Skip("paddle.amp.auto_cast does nothing on the CPU (the step stayed in {}); mixed precision is "
-                       "checked on GPUs".format(compute_dtype))
-        raise Fail("auto_cast did not run the model in {}".format(dtype), details)
-    if not (h.finite([float(loss)]) and grads_finite):
-        raise Fail("mixed-precision step gave a non-finite loss or gradient", details)
-    return details
+    if compute_dtype != dtype and not ctx.device.startswith("cuda"):
+        raise Skip("paddle.amp.auto_cast does nothing on the CPU (the step stayed in {}); mixed precision is "
+                   "checked on GPUs".format(compute_dtype))
+    return h.amp_details(dtype, compute_dtype, float(loss), grads_finite)
 
 
 def multi(ctx):
@@ -182,30 +154,11 @@ def multi(ctx):
     if gpus < 2:
         raise Skip("{} GPU(s): Paddle's data parallel needs two or more GPUs (its CPU path is not tested here; "
                    "the distributed path is covered by the torch gloo check)".format(gpus))
-    import multiprocessing as mp
-    import numpy as np
-    import tempfile
-    spawn = mp.get_context("spawn")
-    results = spawn.Queue()
-    world = gpus
-    procs = [spawn.Process(target=_dp_worker, args=(rank, world, results)) for rank in range(world)]
     start = time.perf_counter()
-    for p in procs:
-        p.start()
-    got = []
-    try:
-        for _ in range(world):
-            got.append(results.get(timeout=240))
-    finally:
-        for p in procs:
-            p.join(timeout=30)
-            if p.is_alive():
-                p.kill()
-    ctx.device = "cuda:0-{}".format(world - 1)
-    got.sort()
-    params = [np.frombuffer(blob, dtype=np.float32) for _, _, blob in got]
-    in_sync = all(np.array_equal(params[0], other) for other in params[1:])
-    details = {"backend": "nccl", "world_size": world, "losses": [round(l, 4) for _, l, _ in got],
+    got = h.run_workers(_dp_worker, gpus)
+    ctx.device = "cuda:0-{}".format(gpus - 1)
+    in_sync = len({blob for _, _, blob in got}) == 1
+    details = {"backend": "nccl", "world_size": gpus, "losses": [round(l, 4) for _, l, _ in got],
                "replicas_in_sync": in_sync, "step_seconds": round(time.perf_counter() - start, 3)}
     if not in_sync:
         raise Fail("parameters differ between data-parallel replicas after one step", details)

@@ -4,7 +4,7 @@ import os
 import time
 
 import _harness as h
-from _harness import Fail, Skip
+from _harness import Fail
 
 SEED = 0
 BATCH = 64
@@ -93,61 +93,41 @@ def devices(ctx):
 def cnn(ctx):
     tf = _tf(ctx)
     losses, durations, _ = train(tf, ctx, ctx.steps)
-    h.check_losses(losses)
-    return {"steps": len(losses), "batch": BATCH, "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
-            "step_ms": h.step_ms(durations, warmup=2), "trace_ms": round(durations[0] * 1000, 1)}
+    return h.cnn_details(losses, durations, BATCH, trace_ms=round(durations[0] * 1000, 1))
 
 
 def oom(ctx):
-    if ctx.device_request == "cpu":
-        raise Skip("--device cpu: an out-of-memory round trip on the CPU would exhaust host memory")
     tf = _tf(ctx)
-    if ctx.device == "cpu":
-        raise Skip("no GPU: an out-of-memory round trip on the CPU would exhaust host memory")
-    growth = tf.config.experimental.get_memory_growth(tf.config.list_physical_devices("GPU")[0])
+    gpus = tf.config.list_physical_devices("GPU")
+    ctx.skip_oom_without_gpu(len(gpus))
+    ctx.details.update(memory_growth=tf.config.experimental.get_memory_growth(gpus[0]),
+                       note="TensorFlow reserves most of the GPU at start unless memory growth is on")
 
     def alloc(n):
         block = tf.ones((n,), tf.uint8)
         _ = block[-1].numpy()  # make sure it is really there
         return block
 
+    def memory():
+        info = tf.config.experimental.get_memory_info("GPU:0")
+        return {"current_mib": info["current"] >> 20, "peak_mib": info["peak"] >> 20}
+
     with tf.device("/GPU:0"):
-        blocks, reached, raised = h.fill_until_oom(
-            alloc, lambda exc: isinstance(exc, tf.errors.ResourceExhaustedError), 1 << 30,
-            ctx.oom_seconds, max_blocks=4096)
-        at_oom = tf.config.experimental.get_memory_info("GPU:0")
-        del blocks
-        after = tf.config.experimental.get_memory_info("GPU:0")
-        probe = tf.ones((1 << 24,), tf.float32)  # 64 MiB; float32 sums it exactly
-        ok = float(tf.reduce_sum(probe)) == float(1 << 24)
-    details = {"reached_mib": reached >> 20, "error": raised, "memory_growth": growth,
-               "current_at_oom_mib": at_oom["current"] >> 20, "peak_mib": at_oom["peak"] >> 20,
-               "current_after_release_mib": after["current"] >> 20,
-               "note": "TensorFlow reserves most of the GPU at start unless memory growth is on"}
-    if raised is None:
-        raise Fail("no ResourceExhaustedError within {:g} s".format(ctx.oom_seconds), details)
-    if not ok:
-        raise Fail("allocation after the out-of-memory error gave a wrong result", details)
-    return details
+        return h.oom_round_trip(ctx, alloc, lambda exc: isinstance(exc, tf.errors.ResourceExhaustedError), 1 << 30,
+                                memory, lambda n: tf.reduce_sum(tf.ones((n,), tf.float32)), max_blocks=4096)
 
 
 def repro(ctx):
     tf = _tf(ctx)
-    steps = min(ctx.steps, 5)
 
     def run():
-        losses, _, model = train(tf, ctx, steps)
+        losses, _, model = train(tf, ctx, ctx.repro_steps)
         return losses, param_digest(model)
 
-    default = (run(), run())
+    default = h.two_runs(run)
     tf.config.experimental.enable_op_determinism()
-    deterministic = (run(), run())
-    details = {"steps": steps, "deterministic_identical": h.compare_runs(*deterministic),
-               "defaults_identical": h.compare_runs(*default), "param_digest": deterministic[0][1],
-               "settings": "tf.keras.utils.set_random_seed + tf.config.experimental.enable_op_determinism()"}
-    if not details["deterministic_identical"]:
-        raise Fail("two seeded runs with deterministic settings differ", details)
-    return details
+    return h.repro_details(ctx.repro_steps, default, h.two_runs(run),
+                           "tf.keras.utils.set_random_seed + tf.config.experimental.enable_op_determinism()")
 
 
 def amp(ctx):
@@ -175,13 +155,8 @@ def amp(ctx):
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
     grads_finite = all(bool(tf.reduce_all(tf.math.is_finite(tf.cast(g, tf.float32)))) for g in grads)
-    details = {"policy": policy, "compute_dtype": hidden.dtype.name if hasattr(hidden.dtype, "name") else str(hidden.dtype),
-               "loss": round(float(loss), 4), "grads_finite": grads_finite}
-    if details["compute_dtype"] not in ("bfloat16", "float16"):
-        raise Fail("the layers did not compute in reduced precision under {}".format(policy), details)
-    if not (h.finite([float(loss)]) and grads_finite):
-        raise Fail("mixed-precision step gave a non-finite loss or gradient", details)
-    return details
+    compute_dtype = hidden.dtype.name if hasattr(hidden.dtype, "name") else str(hidden.dtype)
+    return h.amp_details(policy[len("mixed_"):], compute_dtype, float(loss), grads_finite, policy=policy)
 
 
 def multi(ctx):
@@ -189,11 +164,9 @@ def multi(ctx):
     tf = _tf(ctx, logical_cpus=2)
     import numpy as np
     gpus = tf.config.list_logical_devices("GPU") if ctx.device_request != "cpu" else []
-    if len(gpus) >= 2:
+    if ctx.data_parallel_on_gpus(len(gpus)):
         names = [d.name for d in gpus]
         ctx.device = "cuda:0-{}".format(len(gpus) - 1)
-    elif ctx.device_request == "cuda":
-        raise Skip("{} GPU(s): data parallel needs two or more".format(len(gpus)))
     else:
         names = [d.name for d in tf.config.list_logical_devices("CPU")[:2]]
         ctx.device = "cpu (2 logical devices)"

@@ -4,7 +4,6 @@
 """
 
 import os
-import sys
 import tempfile
 import time
 
@@ -13,7 +12,6 @@ from _harness import Fail, Skip
 
 SEED = 0
 BATCH = 64
-PROBE_ELEMENTS = 1 << 24  # float32 ones after the OOM: 64 MiB, and a sum that float32 holds exactly
 
 
 def _torch(ctx):
@@ -75,9 +73,7 @@ def devices(ctx):
     count = torch.cuda.device_count() if available else 0
     gpus = []
     for i in range(count):
-        p = torch.cuda.get_device_properties(i)
-        gpus.append({"index": i, "name": p.name, "memory_mib": p.total_memory // (1 << 20),
-                     "compute_capability": "{}.{}".format(p.major, p.minor)})
+        gpus.append(h.gpu_entry(i, torch.cuda.get_device_properties(i)))
     ctx.device = "cuda" if count else "cpu"
     details = {"gpus": gpus, "gpu_count": count, "cpu_threads": torch.get_num_threads()}
     if torch.version.cuda:
@@ -93,41 +89,28 @@ def cnn(ctx):
     torch = _torch(ctx)
     device = _device(ctx, torch)
     losses, durations, _ = train(torch, device, ctx.steps)
-    h.check_losses(losses)
-    return {"steps": len(losses), "batch": BATCH, "loss_first": round(losses[0], 4), "loss_last": round(losses[-1], 4),
-            "step_ms": h.step_ms(durations, warmup=2)}
+    return h.cnn_details(losses, durations, BATCH)
 
 
 def oom(ctx):
     torch = _torch(ctx)
-    if ctx.device_request == "cpu" or not (torch.cuda.is_available() and torch.cuda.device_count()):
-        raise Skip("no CUDA device: an out-of-memory round trip on the CPU would exhaust host memory")
+    ctx.skip_oom_without_gpu(torch.cuda.device_count() if torch.cuda.is_available() else 0, "CUDA device")
     ctx.device = "cuda:0"
+    ctx.details["alloc_conf"] = os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
     props = torch.cuda.get_device_properties(0)
     if getattr(props, "is_integrated", False):
         raise Skip("integrated GPU shares host memory; filling it would exhaust the host")
     total = props.total_memory
     oom_error = getattr(torch.cuda, "OutOfMemoryError", RuntimeError)  # torch < 1.13: a RuntimeError
-    blocks, reached, raised = h.fill_until_oom(
+    return h.oom_round_trip(
+        ctx,
         lambda n: torch.empty(n, dtype=torch.uint8, device="cuda:0"),
         lambda exc: isinstance(exc, oom_error) and "out of memory" in str(exc).lower(),
-        max(total // 32, 64 << 20), ctx.oom_seconds)
-    peak = {"allocated_mib": torch.cuda.memory_allocated(0) >> 20, "reserved_mib": torch.cuda.memory_reserved(0) >> 20}
-    del blocks
-    torch.cuda.empty_cache()
-    if raised is None:
-        raise Fail("no out-of-memory error within {:g} s after {} MiB".format(ctx.oom_seconds, reached >> 20),
-                   {"reached_mib": reached >> 20, "total_mib": total >> 20})
-    after = {"allocated_mib": torch.cuda.memory_allocated(0) >> 20, "reserved_mib": torch.cuda.memory_reserved(0) >> 20}
-    probe = torch.ones(PROBE_ELEMENTS, device="cuda:0")  # 64 MiB: a normal allocation must work again
-    ok = float(probe.sum().item()) == float(PROBE_ELEMENTS)
-    del probe
-    details = {"total_mib": total >> 20, "reached_mib": reached >> 20, "reached_fraction": round(reached / total, 3),
-               "error": raised, "at_oom": peak, "after_release": after,
-               "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF")}
-    if not ok:
-        raise Fail("allocation after the out-of-memory error gave a wrong result", details)
-    return details
+        max(total // 32, 64 << 20),
+        memory=lambda: {"allocated_mib": torch.cuda.memory_allocated(0) >> 20,
+                        "reserved_mib": torch.cuda.memory_reserved(0) >> 20},
+        ones_sum=lambda n: torch.ones(n, device="cuda:0").sum().item(),
+        settle=torch.cuda.empty_cache, total=total)
 
 
 def repro(ctx):
@@ -135,23 +118,17 @@ def repro(ctx):
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch = _torch(ctx)
     device = _device(ctx, torch)
-    steps = min(ctx.steps, 5)
 
     def run():
-        losses, _, model = train(torch, device, steps)
+        losses, _, model = train(torch, device, ctx.repro_steps)
         return losses, param_digest(model)
 
-    default = (run(), run())
+    default = h.two_runs(run)
     torch.use_deterministic_algorithms(True)
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
-    deterministic = (run(), run())
-    details = {"steps": steps, "deterministic_identical": h.compare_runs(*deterministic),
-               "defaults_identical": h.compare_runs(*default),
-               "param_digest": deterministic[0][1], "settings": "torch.use_deterministic_algorithms(True), cudnn.deterministic"}
-    if not details["deterministic_identical"]:
-        raise Fail("two seeded runs with deterministic settings differ", details)
-    return details
+    return h.repro_details(ctx.repro_steps, default, h.two_runs(run),
+                           "torch.use_deterministic_algorithms(True), cudnn.deterministic")
 
 
 def amp(ctx):
@@ -176,13 +153,8 @@ def amp(ctx):
     grads_finite = all(bool(torch.isfinite(p.grad).all()) for p in model.parameters())
     scaler.step(opt)
     scaler.update()
-    details = {"dtype": str(dtype).replace("torch.", ""), "compute_dtype": str(logits.dtype).replace("torch.", ""),
-               "loss": round(loss.item(), 4), "grads_finite": grads_finite}
-    if logits.dtype != dtype:
-        raise Fail("autocast did not run the model in {}".format(details["dtype"]), details)
-    if not (h.finite([loss.item()]) and grads_finite):
-        raise Fail("mixed-precision step gave a non-finite loss or gradient", details)
-    return details
+    return h.amp_details(str(dtype).replace("torch.", ""), str(logits.dtype).replace("torch.", ""), loss.item(),
+                         grads_finite)
 
 
 # --- multi: DistributedDataParallel --------------------------------------------------------------
@@ -213,42 +185,20 @@ def _ddp_worker(rank, world, backend, init_file, results):
 
 def multi(ctx):
     torch = _torch(ctx)
-    import multiprocessing as mp
     import numpy as np
 
-    gpus = torch.cuda.device_count() if (ctx.device_request != "cpu" and torch.cuda.is_available()) else 0
-    if gpus >= 2:
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if ctx.data_parallel_on_gpus(gpus):
         backend, world, ctx.device = "nccl", gpus, "cuda:0-{}".format(gpus - 1)
     else:
-        if ctx.device_request == "cuda":
-            raise Skip("{} CUDA device(s): data parallel needs two or more".format(gpus))
         backend, world, ctx.device = "gloo", 2, "cpu"
     if not torch.distributed.is_available():
         raise Fail("this torch build has no torch.distributed")
-    spawn = mp.get_context("spawn")
-    results = spawn.Queue()
     with tempfile.TemporaryDirectory() as tmp:
-        init_file = os.path.join(tmp, "rendezvous")
-        procs = [spawn.Process(target=_ddp_worker, args=(r, world, backend, init_file, results)) for r in range(world)]
         start = time.perf_counter()
-        for p in procs:
-            p.start()
-        got = []
-        try:
-            for _ in range(world):
-                got.append(results.get(timeout=240))
-        finally:
-            for p in procs:
-                p.join(timeout=30)
-                if p.is_alive():
-                    p.kill()
+        got = h.run_workers(_ddp_worker, world, (backend, os.path.join(tmp, "rendezvous")))
         seconds = round(time.perf_counter() - start, 3)
-    bad = [p.exitcode for p in procs if p.exitcode != 0]
-    if bad:
-        raise Fail("a DDP worker exited with status {}".format(bad))
-    got.sort()
-    params = [np.frombuffer(blob, dtype=np.float32) for _, _, blob in got]
-    in_sync = all(np.array_equal(params[0], other) for other in params[1:])
+    in_sync = len({blob for _, _, blob in got}) == 1
     # The reference: the same step in one process on the whole batch (DDP averages the gradients).
     torch.manual_seed(SEED)
     ref_model = build_cnn(torch)
@@ -257,7 +207,7 @@ def multi(ctx):
     torch.nn.functional.cross_entropy(ref_model(x), y).backward()
     opt.step()
     ref = torch.cat([p.detach().reshape(-1) for p in ref_model.parameters()]).numpy()
-    max_diff = float(np.max(np.abs(ref - params[0])))
+    max_diff = float(np.max(np.abs(ref - np.frombuffer(got[0][2], dtype=np.float32))))
     details = {"backend": backend, "world_size": world, "losses": [round(l, 4) for _, l, _ in got],
                "replicas_in_sync": in_sync, "max_diff_vs_single_process": max_diff, "step_seconds": seconds}
     if not in_sync:
@@ -265,7 +215,6 @@ def multi(ctx):
     if max_diff > 1e-3:
         raise Fail("DDP step differs from the single-process step on the whole batch", details)
     return details
-
 
 CHECKS = {"devices": devices, "cnn": cnn, "oom": oom, "repro": repro, "amp": amp, "multi": multi}
 
