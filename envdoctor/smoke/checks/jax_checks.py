@@ -193,6 +193,9 @@ def oom(ctx):
 
 
 def repro(ctx):
+    # On a GPU the deterministic runs need a second process (below) while this one holds the device: with
+    # JAX's default preallocation of 75% of the GPU in each, the second one would run out of memory.
+    os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     jax, device = _jax(ctx)
 
     def run():
@@ -217,11 +220,15 @@ def _deterministic_runs(ctx):
     env[CHILD_MARK] = "1"
     argv = [sys.executable, os.path.abspath(__file__), "--check", "repro", "--device", ctx.device_request,
             "--steps", str(ctx.steps)]
-    out = subprocess.run(argv, env=env, stdout=subprocess.PIPE, universal_newlines=True).stdout
-    child = json.loads(out.strip().splitlines()[-1])
-    if child["status"] != "pass":
-        raise Fail("deterministic run failed: {}".format(child.get("reason")))
-    return child["details"]["runs"]
+    proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, universal_newlines=True)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("{"):
+            child = json.loads(line)
+            if child["status"] != "pass":
+                raise Fail("the deterministic runs in a fresh process failed: {}".format(child.get("reason")))
+            return child["details"]["runs"]
+    raise Fail("the deterministic runs in a fresh process ended ({}) without a result".format(
+        "status {}".format(proc.returncode) if proc.returncode >= 0 else "signal {}".format(-proc.returncode)))
 
 
 def amp(ctx):
