@@ -62,3 +62,20 @@ def test_jetson_machines_say_what_their_driver_number_means():
         facts = load_facts(FIXTURES / "machines" / f"{name}.json")
         assert facts.jetson is not None and facts.nvidia.driver_kind == "jetson"
     assert load_facts(FIXTURES / "machines" / "wsl2.json").nvidia.driver_kind == "wsl"
+
+
+def test_every_machine_renders_every_finding_on_the_console():
+    """The console report (with -v) of every recorded machine shows each finding of its JSON report."""
+    from typer.testing import CliRunner
+
+    from envdoctor.cli import app
+
+    runner = CliRunner()
+    for path in MACHINES:
+        findings = json.loads(runner.invoke(app, ["check", "--json", "--facts", str(path)]).stdout)["findings"]
+        console = runner.invoke(app, ["check", "-v", "--facts", str(path)], env={"NO_COLOR": "1", "COLUMNS": "1000"})
+        assert console.exit_code in (0, 1) and isinstance(console.exception, (SystemExit, type(None))), (path.name, console.output)
+        for finding in findings:
+            assert f"[{finding['code']}]" in console.stdout, (path.name, finding["code"])
+        problems = [f for f in findings if f["severity"] in ("error", "warning")]
+        assert ("No problems found." in console.stdout) == (not problems), path.name
