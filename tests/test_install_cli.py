@@ -210,3 +210,13 @@ def test_a_target_interpreter_that_cannot_run_is_a_usage_error(command):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("envdoctor: error: cannot run target interpreter /nonexistent/bin/python")
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_plan_that_creates_a_conda_env_names_it_in_the_headline():
+    """The probed interpreter is a venv; the conda plan installs into a new environment, not there."""
+    result = run_cli("install", "jax", "--facts", machine("gh200"), "--manager", "conda")
+    assert result.returncode == 0
+    plan, _ = plan_json("jax", "--facts", machine("gh200"), "--manager", "conda")
+    assert plan["commands"][0][:2] == ["conda", "create"]
+    assert result.stdout.splitlines()[0] == (f"JAX {plan['version']} ({plan['build']}) for Python 3.12 in a new conda "
+                                             "environment jax")

@@ -43,6 +43,11 @@ def headline(plan: InstallPlan, facts: Facts) -> str:
     py = f"Python {plan.python or facts.python.version or '?'}"
     if not plan.ok:
         return f"No {name} build fits this machine ({py}, {target})."
+    from envdoctor.plan.run import target_of
+
+    where = target_of(plan, facts)
+    if where.new_conda_env:  # conda create: the probed interpreter is not where it goes
+        return f"{name} {plan.version} ({plan.build}) for {py} in {where.describe}"
     return f"{name} {plan.version} ({plan.build}) for {py} at {target}"
 
 
