@@ -5,6 +5,7 @@ The CNN is written with jax.lax only (no flax/optax), so nothing beyond jax itse
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -227,8 +228,8 @@ def _deterministic_runs(ctx):
             if child["status"] != "pass":
                 raise Fail("the deterministic runs in a fresh process failed: {}".format(child.get("reason")))
             return child["details"]["runs"]
-    raise Fail("the deterministic runs in a fresh process ended ({}) without a result".format(
-        "status {}".format(proc.returncode) if proc.returncode >= 0 else "signal {}".format(-proc.returncode)))
+    ended = "status {}".format(proc.returncode) if proc.returncode >= 0 else signal.Signals(-proc.returncode).name
+    raise Fail("the deterministic runs in a fresh process ended ({}) without a result".format(ended))
 
 
 def amp(ctx):
