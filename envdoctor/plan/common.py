@@ -20,9 +20,11 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from envdoctor.errors import UsageError
 from envdoctor.matrix import drivers, gpus
 from envdoctor.matrix import jetson as jetson_matrix
 from envdoctor.plan import InstallPlan, Rejected
@@ -237,13 +239,31 @@ def jetpack_of(facts) -> tuple[Optional[str], Optional[str]]:
     return jetpack, jetson.soc
 
 
+def cuda_request(text: Optional[str]) -> tuple[str, Optional[str]]:
+    """--cuda -> (kind, version): ("auto" | "cpu" | "metal", None); ("cuda", "12.8") from 12.8 or cu128
+    (("cuda", "12") from a bare major: 12, cu12, cuda12); ("rocm", "6.4") from rocm6.4. Each planner
+    maps it to its own builds; anything else is a UsageError."""
+    value = (text or "auto").strip().lower()
+    if value in ("auto", "cpu"):
+        return value, None
+    if value in ("metal", "mps"):  # TensorFlow's and PyTorch's names for the Apple GPU
+        return "metal", None
+    rocm = re.fullmatch(r"rocm(\d+(?:\.\d+)*)", value)
+    if rocm:
+        return "rocm", rocm.group(1)
+    tag = re.fullmatch(r"(?:cuda|cu)(\d{2})(\d{1,2})?", value)  # CUDA majors have two digits since 10
+    if tag:
+        return "cuda", tag.group(1) + (f".{tag.group(2)}" if tag.group(2) else "")
+    if re.fullmatch(r"\d+(\.\d+)*", value):
+        return "cuda", ".".join(value.split(".")[:2])
+    raise UsageError(f"--cuda {text!r}: use auto, cpu, a CUDA version (12.8), a tag (cu128) or rocmX.Y")
+
+
 # --- used by the TensorFlow, JAX and Paddle planners ------------------------------------------------
 
 def version_spec(text: Optional[str]):
     """--version text -> a SpecifierSet: '2.16' -> ==2.16.* ; '2.16.1' -> ==2.16.1 ; '>=2.15,<2.18' as is."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    from envdoctor.errors import UsageError
 
     if not text:
         return None

@@ -48,15 +48,15 @@ class Option(common.Judged):
 
 def wanted(cuda: str) -> Optional[list[str]]:
     """--cuda -> the builds to try in order (None: auto)."""
-    value = (cuda or "auto").strip().lower()
-    if value == "auto":
+    kind, version = common.cuda_request(cuda)
+    if kind == "auto":
         return None
-    if value == "cpu":
+    if kind == "cpu":
         return ["cpu"]
-    if value.startswith("rocm"):
+    if kind == "rocm":
         raise UsageError("--cuda rocm: envdoctor plans no ROCm build of JAX (AMD's jax[rocm7-local] needs ROCm 7 "
                          "installed first)")
-    major = value.removeprefix("cuda").removeprefix("cu").split(".")[0][:2]
+    major = version.split(".")[0] if kind == "cuda" else None
     if major in ("12", "13"):
         return [f"cuda{major}"]
     raise UsageError(f"--cuda {cuda!r}: JAX has CUDA 12 and CUDA 13 plugins; use auto, cpu, 12 or 13")

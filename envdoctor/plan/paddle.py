@@ -55,18 +55,15 @@ class Option(common.Judged):
 
 def wanted(cuda: str) -> Optional[str]:
     """--cuda -> None (auto), 'cpu', or a build id ('cu126')."""
-    value = (cuda or "auto").strip().lower()
-    if value == "auto":
+    kind, version = common.cuda_request(cuda)
+    if kind == "auto":
         return None
-    if value == "cpu":
+    if kind == "cpu":
         return "cpu"
-    if value.startswith("rocm"):
+    if kind == "rocm":
         raise UsageError("--cuda rocm: envdoctor plans no ROCm build of PaddlePaddle")
-    if value.startswith("cu") and value[2:].isdigit():
-        return value
-    parts = value.split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-        return f"cu{parts[0]}{parts[1]}"
+    if kind == "cuda" and "." in version:
+        return "cu" + version.replace(".", "")
     raise UsageError(f"--cuda {cuda!r}: use auto, cpu, a CUDA version (12.6) or a build (cu126)")
 
 

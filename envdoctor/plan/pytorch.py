@@ -13,7 +13,6 @@ aarch64 wheel. conda uses conda-forge (`pytorch` + `cuda-version`), never the `p
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -42,18 +41,17 @@ def version_spec(text: Optional[str]) -> Optional[SpecifierSet]:
 
 
 def wanted_tag(cuda: str) -> Optional[str]:
-    """--cuda value -> a build tag ('cu128', 'rocm6.4', 'cpu') or None for auto."""
-    value = (cuda or "auto").strip().lower()
-    if value == "auto":
+    """--cuda value -> a build tag ('cu128', 'rocm6.4', 'cpu'; mps is the CPU/MPS wheel) or None for auto."""
+    kind, version = common.cuda_request(cuda)
+    if kind == "auto":
         return None
-    if value in ("cpu", "mps"):
+    if kind in ("cpu", "metal"):
         return "cpu"
-    if re.match(r"^(cu\d{3,}|rocm\d+(\.\d+)*)$", value):
-        return value
-    parts = value.split(".")
-    if len(parts) >= 2 and all(p.isdigit() for p in parts[:2]):
-        return matrix.tag_of_cuda(value)
-    raise UsageError(f"--cuda {cuda!r}: use auto, cpu, a CUDA version (12.8), a tag (cu128) or rocmX.Y")
+    if kind == "rocm":
+        return f"rocm{version}"
+    if "." not in version:
+        raise UsageError(f"--cuda {cuda!r}: PyTorch builds name a CUDA minor too: 12.8 or cu128")
+    return matrix.tag_of_cuda(version)
 
 
 # --- one option: a release and a build, judged for this machine -----------------------------------

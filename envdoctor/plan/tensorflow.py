@@ -53,21 +53,15 @@ def gpu_build(release: matrix.Release) -> str:
 
 def wanted(cuda: str) -> str:
     """--cuda -> 'auto' | 'cpu' | 'gpu' | 'metal' (a CUDA version picks the releases tested with that major)."""
-    value = (cuda or "auto").strip().lower()
-    if value in ("auto", "cpu", "metal"):
-        return value
-    if value == "mps":  # PyTorch's name for the Apple GPU
-        return "metal"
-    if value.startswith("rocm"):
+    kind, _ = common.cuda_request(cuda)
+    if kind == "rocm":
         raise UsageError("--cuda rocm: envdoctor plans no ROCm build of TensorFlow (AMD publishes tensorflow-rocm)")
-    return "gpu"
+    return "gpu" if kind == "cuda" else kind
 
 
 def cuda_major(cuda: str) -> Optional[str]:
-    value = cuda.strip().lower().removeprefix("cu")
-    if "." in value:
-        return value.split(".")[0]
-    return value[:2] if len(value) >= 3 and value.isdigit() else (value if value.isdigit() else None)
+    kind, version = common.cuda_request(cuda)
+    return version.split(".")[0] if kind == "cuda" else None
 
 
 def releases(spec) -> list[matrix.Release]:
