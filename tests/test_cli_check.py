@@ -240,3 +240,14 @@ def test_a_multi_line_failure_text_stays_inside_its_section(tmp_path):
         "failure": "driver-library-mismatch",
         "failure_text": "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 570.133"}})
     assert "\n    NVML library version: 570.133\n" in out
+
+
+def test_a_failed_probe_is_not_no_problems_and_fails_strict(tmp_path):
+    machine = {"errors": [{"probe": "nvidia-smi", "message": "`nvidia-smi` timed out after 5 s"}]}
+    out = _console_replay(tmp_path, machine)
+    assert out.rstrip().splitlines()[-1] == "No problems found, but 1 probe error: see the ! lines above."
+    path = tmp_path / "machine.json"
+    assert run_cli("check", "--facts", str(path), env=BASE_ENV).returncode == 0
+    assert run_cli("check", "--strict", "--facts", str(path), env=BASE_ENV).returncode == 1
+    path.write_text(json.dumps({"schema": "envdoctor.facts/1"}))
+    assert run_cli("check", "--strict", "--facts", str(path), env=BASE_ENV).returncode == 0

@@ -20,7 +20,7 @@ def check(
     python: Optional[str] = PythonOption,
     deep: bool = typer.Option(False, "--deep", help="Import each installed framework (in its own subprocess) to read its build."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show paths, sources, evidence and probe timings."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings too."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings and failed probes too."),
 ) -> None:
     """Probe this machine (or replay --facts FILE), diagnose it and print what is wrong and how to fix it."""
     from envdoctor.diagnose import diagnose, prepare
@@ -34,7 +34,7 @@ def check(
         print_json(report_document(facts, findings, timings))
     else:
         print_report(console(), facts, findings, timings, verbose)
-    raise typer.Exit(exit_code_for(findings, strict))
+    raise typer.Exit(exit_code_for(findings, strict, probe_failed=bool(facts.errors)))
 
 
 def facts(

@@ -36,8 +36,9 @@ def obtain_facts(facts_file: Optional[str], python: Optional[str], deep: bool = 
         return probing.result()
 
 
-def exit_code_for(findings, strict: bool = False) -> int:
+def exit_code_for(findings, strict: bool = False, probe_failed: bool = False) -> int:
+    """1 on errors; with --strict also on warnings and on a probe that failed (a hung nvidia-smi)."""
     severities = {f.severity for f in findings}
-    if "error" in severities or (strict and "warning" in severities):
+    if "error" in severities or (strict and ("warning" in severities or probe_failed)):
         return 1
     return 0

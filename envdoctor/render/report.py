@@ -42,7 +42,7 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
             con.print(f"    [yellow]! {escape(e.probe)}: {escape(e.message)}[/]")
         for f in mine:
             _print_finding(con, f, verbose)
-    _print_summary(con, findings)
+    _print_summary(con, findings, len(facts.errors))
     if verbose and timings:
         parts = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in sorted(timings.items(), key=lambda kv: -kv[1]))
         con.print(f"[dim]probe timings: {escape(parts)}[/]")
@@ -59,13 +59,17 @@ def _print_finding(con, f: Finding, verbose: bool) -> None:
         con.print(f"      [dim]evidence: {escape(', '.join(f.evidence))}[/]", soft_wrap=True)
 
 
-def _print_summary(con, findings: list[Finding]) -> None:
+def _print_summary(con, findings: list[Finding], probe_errors: int) -> None:
     errors = sum(f.severity == "error" for f in findings)
     warnings = sum(f.severity == "warning" for f in findings)
+    # A probe that failed (timed out, printed garbage) left something unknown: not "no problems".
+    unknown = f" {_plural(probe_errors, 'probe error')}: see the ! lines above." if probe_errors else ""
     if errors or warnings:
         colour = "red" if errors else "yellow"
         con.print(f"\n[bold {colour}]{_plural(errors, 'error')}, {_plural(warnings, 'warning')}.[/] "
-                  "Fixes are listed under each problem.")
+                  f"Fixes are listed under each problem.{unknown}")
+    elif unknown:
+        con.print(f"\n[bold yellow]No problems found, but{unknown}[/]")
     else:
         con.print("\n[bold green]No problems found.[/]")
 
