@@ -26,7 +26,7 @@ def recipe(framework: str, recipe_id: str) -> dict[str, Any]:
     for row in load(framework, kind="recipes").get("recipe", []):
         if row.get("id") == recipe_id:
             return row
-    raise MatrixError(f"{framework}.toml: no recipe with id {recipe_id!r}")
+    raise MatrixError(f"recipes/{framework}.toml: no recipe with id {recipe_id!r}")
 
 
 def render(framework: str, recipe_id: str, **values: Any) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
