@@ -318,3 +318,13 @@ def test_a_worker_that_dies_fails_multi_at_once(harness):
     with pytest.raises(harness.Fail, match=r"a worker process exited with status \[1, 1\] before reporting"):
         harness.run_workers(sys.exit, 2, timeout=60)
     assert time.monotonic() - start < 30  # not the reporting timeout
+
+
+def test_multi_summary_claims_only_what_the_check_compared():
+    from envdoctor.render.smoke import summary
+
+    ddp = {"backend": "gloo", "world_size": 2, "max_diff_vs_single_process": 0.0}
+    paddle = {"backend": "nccl", "world_size": 2, "replicas_in_sync": True}
+    assert summary(SmokeResult("torch", "multi", "pass", details=ddp)).endswith("matches the single-device step")
+    assert summary(SmokeResult("paddle", "multi", "pass", details=paddle)) == (
+        "nccl × 2, one data-parallel step leaves the replicas in sync")
