@@ -18,6 +18,8 @@ import time
 import traceback
 
 PHASE_PREFIX = "#envdoctor phase="
+SEED = 0
+BATCH = 64  # the classic comparison's CNN on synthetic 28×28×1 images, the same in every script
 OOM_ON_CPU = "an out-of-memory round trip on the CPU would exhaust host memory"
 PROBE_ELEMENTS = 1 << 24  # float32 ones after the OOM: 64 MiB, and a sum that float32 holds exactly
 REPRO_STEPS = 5  # at most, per seeded run (four runs per repro check)

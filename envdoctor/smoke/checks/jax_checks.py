@@ -11,10 +11,7 @@ import sys
 import time
 
 import _harness as h
-from _harness import Fail
-
-SEED = 0
-BATCH = 64
+from _harness import BATCH, SEED, Fail
 DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops=true"
 CHILD_MARK = "ENVDOCTOR_SMOKE_REPRO_CHILD"
 

@@ -4,10 +4,7 @@ import os
 import time
 
 import _harness as h
-from _harness import Fail
-
-SEED = 0
-BATCH = 64
+from _harness import BATCH, SEED, Fail
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep the C++ start-up chatter out of the logs
 

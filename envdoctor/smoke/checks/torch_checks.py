@@ -8,10 +8,7 @@ import tempfile
 import time
 
 import _harness as h
-from _harness import Fail, Skip
-
-SEED = 0
-BATCH = 64
+from _harness import BATCH, SEED, Fail, Skip
 
 
 def _torch(ctx):
