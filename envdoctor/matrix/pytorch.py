@@ -24,11 +24,11 @@ from typing import Any, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from envdoctor.matrix import PLATFORMS
 from envdoctor.matrix.gpus import parse_kernels
 from envdoctor.matrix.loader import MatrixError, load
 
 FILE = "pytorch.toml"
-PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_amd64", "macos_arm64", "macos_x86_64")
 _CUDA_TAG = re.compile(r"^cu(\d+)(\d)$")
 _GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")
 

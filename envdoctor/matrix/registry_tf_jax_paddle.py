@@ -29,7 +29,7 @@ from typing import Any, Iterable, Optional, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-PLATFORM_KEYS = ("linux_x86_64", "linux_aarch64", "windows_amd64", "macos_arm64", "macos_x86_64")  # as plan.common
+from envdoctor.matrix import PLATFORMS
 
 
 # --- wheel file names -----------------------------------------------------------------------------
@@ -75,7 +75,7 @@ def wheel_platforms(files: Iterable[dict[str, Any]]) -> dict[str, list[str]]:
             python = python_of(tag, abi_tag)
             if key and python:
                 found.setdefault(key, set()).add(python)
-    return {key: sorted(found[key], key=_python_sort_key) for key in PLATFORM_KEYS if key in found}
+    return {key: sorted(found[key], key=_python_sort_key) for key in PLATFORMS if key in found}
 
 
 _MANYLINUX_LEGACY = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
@@ -107,7 +107,7 @@ def wheel_glibc(files: Iterable[dict[str, Any]]) -> dict[str, str]:
         if key and key.startswith("linux") and glibc:
             value = tuple(int(p) for p in glibc.split("."))
             needed[key] = max(needed.get(key, value), value)
-    return {key: ".".join(str(p) for p in needed[key]) for key in PLATFORM_KEYS if key in needed}
+    return {key: ".".join(str(p) for p in needed[key]) for key in PLATFORMS if key in needed}
 
 
 def stub_platforms(files: Iterable[dict[str, Any]], max_bytes: int = 5_000_000) -> list[str]:
@@ -120,7 +120,7 @@ def stub_platforms(files: Iterable[dict[str, Any]], max_bytes: int = 5_000_000) 
             key = platform_key(name[:-4].split("-")[-1])
             if key:
                 sizes.setdefault(key, []).append(int(entry.get("size") or 0))
-    return [key for key in PLATFORM_KEYS if key in sizes and max(sizes[key]) < max_bytes]
+    return [key for key in PLATFORMS if key in sizes and max(sizes[key]) < max_bytes]
 
 
 def _python_sort_key(python: str) -> tuple[int, int, bool]:

@@ -28,11 +28,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.matrix import gpus
+from envdoctor.matrix import PLATFORMS, gpus
 from envdoctor.matrix.loader import MatrixError, load
 
 FILE = "tensorflow.toml"
-PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_amd64", "macos_arm64", "macos_x86_64")
 
 
 @dataclass(frozen=True)

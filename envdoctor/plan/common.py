@@ -1,7 +1,7 @@
 """Small helpers every framework planner shares: what the target is, what the driver can run.
 
 - `target_python(facts)` → "3.12" (major.minor of the target interpreter) or None.
-- `target_platform(facts)` → a platform key used by the framework matrices:
+- `target_platform(facts)` → a platform key used by the framework matrices (`matrix.PLATFORMS`):
   `linux_x86_64`, `linux_aarch64`, `windows_amd64`, `macos_arm64`, `macos_x86_64` (None if unknown).
   WSL2 is `linux_x86_64`. A Jetson is `linux_aarch64` too; ask `is_jetson(facts)` before trusting it.
 - `driver_os(facts)` → "linux" | "windows": which numbering the driver version uses (WSL2 sees the
@@ -28,8 +28,6 @@ from envdoctor.errors import UsageError
 from envdoctor.matrix import drivers, gpus
 from envdoctor.matrix import jetson as jetson_matrix
 from envdoctor.plan import InstallPlan, Rejected
-
-PLATFORMS = ("linux_x86_64", "linux_aarch64", "windows_amd64", "macos_arm64", "macos_x86_64")
 
 
 def target_python(facts) -> Optional[str]:
