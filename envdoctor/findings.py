@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import Union
 
@@ -43,11 +42,14 @@ class Finding:
         }
 
 
-def render_fix(fix: Fix) -> str:
-    """A fix as a person types it: commands shell-quoted, steps as they are."""
-    if isinstance(fix, tuple):
-        return shlex.join(fix)
-    return fix
+def render_fix(fix: Fix, windows: bool = False) -> str:
+    """A fix as a person types it: commands quoted for the target's shell (POSIX, or cmd/PowerShell
+    on a Windows target, as `envdoctor install` prints them), steps as they are."""
+    if not isinstance(fix, tuple):
+        return fix
+    from envdoctor.render.plan import shell_command
+
+    return shell_command(fix, windows)
 
 
 def worst_severity(findings: list[Finding]) -> str | None:

@@ -251,3 +251,12 @@ def test_a_failed_probe_is_not_no_problems_and_fails_strict(tmp_path):
     assert run_cli("check", "--strict", "--facts", str(path), env=BASE_ENV).returncode == 1
     path.write_text(json.dumps({"schema": "envdoctor.facts/1"}))
     assert run_cli("check", "--strict", "--facts", str(path), env=BASE_ENV).returncode == 0
+
+
+def test_fix_commands_on_a_windows_target_are_quoted_for_windows_as_install_prints_them():
+    machine = str(Path(__file__).parent / "fixtures/machines/windows-tf.json")
+    check = run_cli("check", "--facts", machine, env=BASE_ENV).stdout
+    install = run_cli("install", "tensorflow", "--facts", machine, env=BASE_ENV).stdout
+    commands = [line.strip() for line in check.splitlines() if line.strip().startswith("$ ")]
+    assert commands and all(c in install for c in commands)
+    assert "'C:\\Users" not in check  # not POSIX single quotes around a Windows path

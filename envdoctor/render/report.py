@@ -41,20 +41,20 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
         for e in errors:
             con.print(f"    [yellow]! {escape(e.probe)}: {escape(e.message)}[/]")
         for f in mine:
-            _print_finding(con, f, verbose)
+            _print_finding(con, f, verbose, windows=facts.host.os == "windows")
     _print_summary(con, findings, len(facts.errors))
     if verbose and timings:
         parts = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in sorted(timings.items(), key=lambda kv: -kv[1]))
         con.print(f"[dim]probe timings: {escape(parts)}[/]")
 
 
-def _print_finding(con, f: Finding, verbose: bool) -> None:
+def _print_finding(con, f: Finding, verbose: bool, windows: bool) -> None:
     mark, colour = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("•", "cyan")}[f.severity]
     con.print(f"    [{colour}]{mark} {escape(f.title)}[/] [dim]\\[{f.code}][/]")
     con.print(f"      {escape(f.detail)}", soft_wrap=True)
     for fix in f.fix:
         prefix = "$ " if isinstance(fix, tuple) else "→ "
-        con.print(f"      [bold]{prefix}{escape(render_fix(fix))}[/]", soft_wrap=True)
+        con.print(f"      [bold]{prefix}{escape(render_fix(fix, windows))}[/]", soft_wrap=True)
     if verbose and f.evidence:
         con.print(f"      [dim]evidence: {escape(', '.join(f.evidence))}[/]", soft_wrap=True)
 
