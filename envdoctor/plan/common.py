@@ -149,6 +149,18 @@ def _older(have: str, need: str) -> bool:
         return False
 
 
+def driver_step(facts, minimum: Optional[str], candidate: str) -> str:
+    """What to do by hand so that `candidate` ("torch 2.15.0 cu132") runs: update or install the driver."""
+    if driver_version(facts) is None:
+        return f"install a working NVIDIA driver (≥ {minimum} for {candidate})"
+    return f"update the NVIDIA driver to ≥ {minimum} for {candidate}"
+
+
+def driver_hint(minimum: Optional[str], candidate: str) -> str:
+    """A reason line when only the driver held a newer candidate back."""
+    return f"with an NVIDIA driver ≥ {minimum} you could install {candidate}"
+
+
 def has_nvidia_gpu(facts) -> bool:
     """An NVIDIA GPU is on this machine (seen by the driver, on the PCI bus, or as a Jetson)."""
     return bool(facts.gpus or (facts.nvidia and facts.nvidia.pci_devices) or is_jetson(facts))

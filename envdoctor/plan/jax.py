@@ -257,7 +257,7 @@ def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
     for option in rejected_before:
         if option.plugin and option.kinds == {"driver"}:
             minimum = common.drivers.wheel_min_driver(option.plugin.cuda_build, common.driver_os(facts))
-            return [f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"]
+            return [common.driver_hint(minimum, option.name)]
     return []
 
 
@@ -272,18 +272,15 @@ def _fixes(judged: list[Option], facts, platform: str, builds: list[str]) -> lis
         return ["no JAX release matches the requested version; see envdoctor matrix jax"]
     steps = []
     newest = judged[0]
-    kinds = {k for o in judged[: len(builds)] for k, _ in o.problems}
+    kinds = set().union(*(o.kinds for o in judged[: len(builds)]))
     if "python" in kinds:
         pythons = newest.release.pythons(platform)
         steps.append(f"use Python {_span(pythons)} for jax {newest.release.version}")
     if "driver" in kinds:
-        option = next(o for o in judged[: len(builds)] if o.plugin and any(k == "driver" for k, _ in o.problems))
+        option = next(o for o in judged[: len(builds)] if o.plugin and "driver" in o.kinds)
         minimum = common.drivers.wheel_min_driver(option.plugin.cuda_build, common.driver_os(facts))
-        if common.driver_version(facts) is None:
-            steps.append(f"install a working NVIDIA driver (≥ {minimum} for {option.name})")
-        else:
-            steps.append(f"update the NVIDIA driver to ≥ {minimum} for {option.name}")
-    if all(k == "gpu" for o in judged for k, _ in o.problems):
+        steps.append(common.driver_step(facts, minimum, option.name))
+    if all(o.kinds <= {"gpu"} for o in judged):
         steps.append("no JAX CUDA plugin supports this GPU")
     if builds != ["cpu"]:
         steps.append("or install the CPU build: --cuda cpu")

@@ -237,8 +237,7 @@ def _fixes(judged: list[Option], facts, platform: str, gpu_wanted: bool) -> list
     driver_fix = _smallest_driver_fix(judged, facts)
     if driver_fix is not None:
         minimum, option = driver_fix
-        verb = "install a working NVIDIA driver" if common.driver_version(facts) is None else "update the NVIDIA driver to"
-        steps.append(f"{verb} ≥ {minimum} for {option.name}")
+        steps.append(common.driver_step(facts, minimum, option.name))
     system_cuda = next((w for o in judged[:1] for k, w in o.problems if k == "other"), None)
     if system_cuda is not None and judged[0].kinds == {"other"}:
         steps.append(f"{judged[0].name} {system_cuda}")

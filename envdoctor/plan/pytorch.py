@@ -362,9 +362,7 @@ def _fixes(judged: list[Option], machine: Machine, tag: Optional[str], spec, fac
             steps.append(f"use Python {pythons[0]}–{pythons[-1]} for torch {newest.release.version}")
         if "driver" in kinds and newest.build and newest.build.cuda:
             minimum = common.driver_needed(facts, newest.build.cuda, newest.build.archs)
-            verb = "install a working NVIDIA driver" if common.driver_version(facts) is None else "update the NVIDIA driver to"
-            steps.append(f"{verb} ≥ {minimum} for {newest.name}" if verb.endswith("to")
-                         else f"{verb} (≥ {minimum} for {newest.name})")
+            steps.append(common.driver_step(facts, minimum, newest.name))
         steps.extend(f"{why} for torch {newest.release.version}" for k, why in newest.problems if k == "platform")
     if machine.accelerator != "cpu" and tag is None:
         steps.append("or install the CPU build: --cuda cpu")
@@ -378,7 +376,7 @@ def _driver_hint(judged: list[Option], chosen: Option, facts) -> Optional[str]:
             return None
         if option.kinds == {"driver"} and option.build and option.build.cuda:
             minimum = common.driver_needed(facts, option.build.cuda, option.build.archs)
-            return f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"
+            return common.driver_hint(minimum, option.name)
     return None
 
 

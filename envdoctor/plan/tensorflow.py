@@ -318,7 +318,7 @@ def _driver_hint(rejected_before: list[Option], facts) -> list[str]:
     for option in rejected_before:
         if option.gpu and option.kinds == {"driver"}:
             minimum = common.driver_needed(facts, option.release.cuda, option.release.gpu_archs)
-            return [f"with an NVIDIA driver ≥ {minimum} you could install {option.name}"]
+            return [common.driver_hint(minimum, option.name)]
     return []
 
 
@@ -340,11 +340,8 @@ def _fixes(judged: list[Option], facts, platform: str, python: Optional[str], ki
             steps.append(f"use Python {pythons[0]}–{pythons[-1]} for {newest.name}")
     if "driver" in kinds:
         minimum = common.driver_needed(facts, newest.release.cuda, newest.release.gpu_archs)
-        if common.driver_version(facts) is None:
-            steps.append(f"install a working NVIDIA driver (≥ {minimum} for {newest.name})")
-        else:
-            steps.append(f"update the NVIDIA driver to ≥ {minimum} for {newest.name}")
-    if all(k == "gpu" for o in judged for k, _ in o.problems):
+        steps.append(common.driver_step(facts, minimum, newest.name))
+    if all(o.kinds <= {"gpu"} for o in judged):
         steps.append("no TensorFlow CUDA build has kernels for this GPU")
     if kind in ("gpu", "metal"):
         steps.append("or install the CPU build: --cuda cpu")
