@@ -116,8 +116,10 @@ def validated_cuda(value: str) -> str:
     value = value.strip().lower()
     if not CUDA_CHOICE.match(value):
         raise UsageError(f"--cuda {value!r} is not one of: auto, cpu, a CUDA version (12.8), a build (cu128), rocm6.4")
-    cuda = requested_cuda(value)
-    if cuda is not None:
+    from envdoctor.plan.common import cuda_request
+
+    kind, cuda = cuda_request(value)
+    if kind == "cuda":
         from envdoctor.matrix import drivers
 
         if drivers.wheel_min_driver(cuda) is None:  # no CUDA series the driver table knows: 99.9, cu102
@@ -126,14 +128,6 @@ def validated_cuda(value: str) -> str:
             raise UsageError(f"--cuda {value!r}: CUDA {cuda} is not a CUDA version envdoctor knows "
                              f"({low[0]}.{low[1]} to {high[0]}.{high[1]})")
     return value
-
-
-def requested_cuda(value: str) -> Optional[str]:
-    """The CUDA version a valid --cuda value names ('12.8' for 12.8 and cu128), or None (auto, cpu, ROCm)."""
-    if value.startswith("cu"):
-        digits = value[2:]
-        return f"{digits[:2]}.{digits[2:]}"
-    return value if value[0].isdigit() else None
 
 
 def validated_choice(option: str, value: str, choices) -> str:
