@@ -260,3 +260,8 @@ def test_fix_commands_on_a_windows_target_are_quoted_for_windows_as_install_prin
     commands = [line.strip() for line in check.splitlines() if line.strip().startswith("$ ")]
     assert commands and all(c in install for c in commands)
     assert "'C:\\Users" not in check  # not POSIX single quotes around a Windows path
+
+
+def test_amd_gpus_are_shown_not_only_recorded():
+    out = run_cli("check", "--facts", str(Path(__file__).parent / "fixtures/machines/amd-mi300.json"), env=BASE_ENV).stdout
+    assert "    AMD GPU 0: AMD Instinct MI300X (gfx942)\n" in out and "    ROCm 6.4.1\n" in out

@@ -135,6 +135,15 @@ DRIVER_MEANING = {
 
 
 def _nvidia(facts: Facts, verbose: bool) -> list[str]:
+    lines = _nvidia_driver(facts, verbose)
+    if facts.amd is not None:  # the other GPUs the probe reads (the AMD probe's errors show here too)
+        rocm = f"ROCm {facts.amd.rocm_version}" if facts.amd.rocm_version else "no ROCm found"
+        lines += [f"AMD GPU {i}: {g.name or '?'}{f' ({g.gfx})' if g.gfx else ''}" for i, g in enumerate(facts.amd.gpus)]
+        lines.append(rocm)
+    return lines
+
+
+def _nvidia_driver(facts: Facts, verbose: bool) -> list[str]:
     nv = facts.nvidia
     if nv is None:
         return ["no NVIDIA driver or GPU found"]
