@@ -86,3 +86,24 @@ def test_packages_are_listed_in_name_order_whatever_the_folder_order(tmp_path):
     for name in ("torch-2.6.0.dist-info", "numpy-2.1.0.dist-info", "jax-0.4.35.dist-info", "keras-3.6.0.dist-info"):
         (tmp_path / name).mkdir()
     assert list(_run(tmp_path)["packages"]) == ["jax", "keras", "numpy", "torch"]
+
+
+def test_another_name_for_this_interpreter_in_its_folder_is_described_in_process(tmp_path):
+    """An activated venv names bin/python while envdoctor runs as bin/python3: the same interpreter."""
+    import pytest
+
+    from envdoctor.probe import ProbeContext
+
+    here = os.path.dirname(sys.executable)
+    twins = [os.path.join(here, n) for n in ("python", "python3") if os.path.join(here, n) != sys.executable
+             and os.path.realpath(os.path.join(here, n)) == os.path.realpath(sys.executable)]
+    if not twins:
+        pytest.skip("this interpreter has no second name in its folder")
+    ctx = ProbeContext(python=twins[0], environ=dict(os.environ))
+    assert pyenv._is_this_interpreter(ctx)
+    script = proc.run([twins[0], str(pyenv.SCRIPT)], timeout=30)
+    assert pyenv.probe(ctx) == pyenv.parse(script.stdout, ctx)
+    # The base interpreter a venv links to lives elsewhere: a different environment, never in-process.
+    real = os.path.realpath(sys.executable)
+    if os.path.dirname(real) != here:
+        assert not pyenv._is_this_interpreter(ProbeContext(python=real, environ=dict(os.environ)))

@@ -53,7 +53,9 @@ def probe(ctx) -> PythonEnv:
         # The same interpreter and search path: the script's answer is ours, without a process start.
         from envdoctor.probe import target_script
 
-        return parse(json.dumps(target_script.describe()), ctx)
+        described = target_script.describe()
+        described["executable"] = os.path.abspath(ctx.python)  # as the child would say sys.executable
+        return parse(json.dumps(described), ctx)
     result = proc.run([ctx.python, str(SCRIPT)], timeout=ctx.timeout * 2, env=dict(ctx.environ))
     if not result.ok:
         ctx.error("python", f"cannot run target interpreter {ctx.python}: {result.describe_failure()}")
@@ -62,8 +64,13 @@ def probe(ctx) -> PythonEnv:
 
 
 def _is_this_interpreter(ctx) -> bool:
-    return (os.path.abspath(ctx.python) == os.path.abspath(sys.executable)
-            and ctx.environ.get("PYTHONPATH") == os.environ.get("PYTHONPATH")
+    """The target is envdoctor's own interpreter: the same file, or another name for it in the same
+    folder (an activated venv gives bin/python, envdoctor runs as bin/python3); the folder decides
+    the environment (pyvenv.cfg), so a venv's link to its base interpreter elsewhere is not the same."""
+    target, this = os.path.abspath(ctx.python), os.path.abspath(sys.executable)
+    same = target == this or (os.path.dirname(target) == os.path.dirname(this)
+                              and os.path.realpath(target) == os.path.realpath(this))
+    return (same and ctx.environ.get("PYTHONPATH") == os.environ.get("PYTHONPATH")
             and not sys.flags.no_site and not sys.flags.isolated)
 
 
