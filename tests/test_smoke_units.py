@@ -36,6 +36,17 @@ def never():
     raise AssertionError("diagnose must not run here")
 
 
+@pytest.fixture
+def harness():
+    """checks/_harness.py, the stdlib module the check scripts import in the target interpreter."""
+    sys.path.insert(0, str(catalog().frameworks[0].script.parent))
+    try:
+        import _harness
+    finally:
+        sys.path.pop(0)
+    return _harness
+
+
 # --- the data file -------------------------------------------------------------------------------
 
 def test_catalog_names_every_framework_with_an_existing_script():
@@ -222,13 +233,9 @@ def test_devices_failure_is_explained_by_what_the_framework_printed():
     assert "output" not in explained.to_dict()
 
 
-def test_fill_until_oom_gets_close_to_the_limit_and_stops():
+def test_fill_until_oom_gets_close_to_the_limit_and_stops(harness):
     """The allocation loop the GPU OOM checks share, against an allocator with a 100 MiB budget."""
-    sys.path.insert(0, str(catalog().frameworks[0].script.parent))
-    try:
-        import _harness
-    finally:
-        sys.path.pop(0)
+    _harness = harness
     budget = {"left": 100 << 20}
 
     def alloc(n):
@@ -245,16 +252,6 @@ def test_fill_until_oom_gets_close_to_the_limit_and_stops():
     # An error that is not an out-of-memory error is not swallowed.
     with pytest.raises(ValueError):
         _harness.fill_until_oom(lambda n: (_ for _ in ()).throw(ValueError("bad")), lambda e: False, 1, 10)
-
-
-@pytest.fixture
-def harness():
-    sys.path.insert(0, str(catalog().frameworks[0].script.parent))
-    try:
-        import _harness
-    finally:
-        sys.path.pop(0)
-    return _harness
 
 
 def budgeted_allocator(budget_bytes):
