@@ -220,3 +220,12 @@ def test_a_plan_that_creates_a_conda_env_names_it_in_the_headline():
     assert plan["commands"][0][:2] == ["conda", "create"]
     assert result.stdout.splitlines()[0] == (f"JAX {plan['version']} ({plan['build']}) for Python 3.12 in a new conda "
                                              "environment jax")
+
+
+def test_version_is_checked_the_way_the_planners_read_it():
+    """'v2.6' is a valid PEP 440 version but no planner reads it: the CLI says so in its own words."""
+    result = run_cli("install", "pytorch", "--facts", machine("a100-current"), "--version", "v2.6")
+    assert result.returncode == 2
+    assert result.stderr == "envdoctor: error: --version 'v2.6' is neither a version (2.6) nor a specifier ('>=2.5,<2.8')\n"
+    plan, code = plan_json("pytorch", "--facts", machine("a100-current"), "--version", "2.6.*")
+    assert code == 0 and plan["version"].startswith("2.6.")

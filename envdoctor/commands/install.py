@@ -94,22 +94,18 @@ def plan_for(facts, request):
 
 
 def validated_version(spec: Optional[str]) -> Optional[str]:
+    """Check --version with the planners' own reading of it (plan.common.version_spec), so a value the
+    CLI lets through is one every planner reads the same way."""
     if spec is None:
         return None
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
+    from envdoctor.plan.common import version_spec
 
     spec = spec.strip()
     try:
-        Version(spec)
-        return spec
-    except InvalidVersion:
-        pass
-    try:
-        SpecifierSet(spec)
-        return spec
-    except InvalidSpecifier:
+        version_spec(spec)
+    except UsageError:
         raise UsageError(f"--version {spec!r} is neither a version (2.6) nor a specifier ('>=2.5,<2.8')") from None
+    return spec
 
 
 def validated_cuda(value: str) -> str:
