@@ -230,3 +230,13 @@ def test_ptx_only_gpu_needs_the_driver_of_the_toolkit_that_wrote_the_ptx():
     nothing = plan("rtx5090-r570", old, version="2.21")
     assert "update the NVIDIA driver to ≥ 555.42.02 for tensorflow 2.21.0 cu125" in nothing.steps
     assert plan("rtx5090-r570").build == "cu125"  # the recorded 570 driver runs it
+
+
+def test_jetson_honours_the_version_request_and_the_matrix_shows_its_pick():
+    p = plan("jetson-orin-jp62")
+    cells = evaluate_all(facts_of("jetson-orin-jp62"), PlanRequest("tensorflow"))
+    assert any((c.version, c.build, c.verdict) == (p.version, p.build, "fits") for c in cells)
+    assert (p.version, p.build) == ("2.16.1+nv24.08", "jp6-cu126")
+    other = plan("jetson-orin-jp62", version="2.15")
+    assert not other.ok and "none matching ==2.15.*" in other.rejected[0].why
+    assert plan("jetson-orin-jp62", version="2.16").version == "2.16.1+nv24.08"

@@ -146,7 +146,7 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
     want = wanted(request.cuda)
     platform, python = common.target_platform(facts), common.target_python(facts)
     if common.is_jetson(facts) and want != "cpu":
-        return _choose_jetson(facts, request, python)
+        return _choose_jetson(facts, request, python, spec)
     if platform is None:
         return _nothing(request, python, [], [f"TensorFlow publishes no wheels for {facts.host.os or '?'} "
                                               f"{facts.host.arch or '?'}"])
@@ -356,10 +356,28 @@ def _no_conda(facts, request: PlanRequest) -> InstallPlan:
 
 # --- Jetson ---------------------------------------------------------------------------------------
 
-def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
+def _jetson_options(facts, python: Optional[str], spec):
+    """(source, version, problem) for each JetPack-matched wheel source of this Jetson, best first;
+    problem is None or (verdict, why)."""
     jetpack, soc = common.jetpack_of(facts)
-    sources = [s for s in jetson_matrix.framework_sources(jetpack, FRAMEWORK, soc) if s.index_url and s.versions]
-    if not sources:
+    out = []
+    for source in jetson_matrix.framework_sources(jetpack, FRAMEWORK, soc):
+        if not (source.index_url and source.versions):
+            continue
+        versions = [v for v in source.versions if spec is None or spec.contains(v.split("+")[0], prereleases=True)]
+        if not versions:
+            out.append((source, source.versions[0], ("other", f"has tensorflow {', '.join(source.versions)}, "
+                                                              f"none matching {spec}")))
+        elif python and source.python and python != source.python:
+            out.append((source, versions[0], ("python", f"built for Python {source.python}, the target is {python}")))
+        else:
+            out.append((source, versions[0], None))
+    return jetpack, soc, out
+
+
+def _choose_jetson(facts, request, python: Optional[str], spec) -> InstallPlan:
+    jetpack, soc, options = _jetson_options(facts, python, spec)
+    if not options:
         row = jetson_matrix.framework_source(jetpack, FRAMEWORK, soc)
         note = f": {row.note}" if row is not None and row.note else ""
         return _nothing(request, python, [], [
@@ -367,24 +385,25 @@ def _choose_jetson(facts, request, python: Optional[str]) -> InstallPlan:
             "a generic aarch64 wheel has no CUDA kernels for this GPU; use --cuda cpu for the CPU build, "
             "or a container built for this JetPack"])
     rejected = []
-    for source in sources:
-        if python and source.python and python != source.python:
-            rejected.append(common.rejected(f"JetPack {jetpack} tensorflow {source.versions[0]}",
-                                            f"built for Python {source.python}, the target is {python}"))
-            continue
-        return _jetson_plan(facts, request, python, source, jetpack, tuple(rejected))
-    wanted_python = next((s.python for s in sources if s.python), None)
+    for source, version, problem in options:
+        if problem is None:
+            return _jetson_plan(facts, request, python, source, version, jetpack, tuple(rejected))
+        rejected.append(common.rejected(f"JetPack {jetpack} tensorflow {version}", problem[1]))
+    wanted_python = next((s.python for s, _, p in options if p and p[0] == "python" and s.python), None)
     steps = [f"use Python {wanted_python} (the JetPack {jetpack} system python3), e.g. in a venv: "
              f"python3 -m venv --system-site-packages ~/venv"] if wanted_python else []
     return dataclasses.replace(_nothing(request, python, [], steps), rejected=tuple(rejected))
 
 
-def _jetson_plan(facts, request, python, source, jetpack, rejected) -> InstallPlan:
-    version = source.versions[0]
+def _jetson_build(facts, source, jetpack: Optional[str]) -> str:
+    cuda = (facts.jetson.cuda if facts.jetson else None) or source.cuda
+    return f"jp{(jetpack or '?').split('.')[0]}" + (f"-cu{cuda.replace('.', '')}" if cuda else "")
+
+
+def _jetson_plan(facts, request, python, source, version, jetpack, rejected) -> InstallPlan:
     commands, steps = render(FRAMEWORK, f"jetson-{request.manager}", python=facts.python.executable or "python3",
                              index_url=source.index_url, packages=[f"tensorflow=={version}"])
-    cuda = (facts.jetson.cuda if facts.jetson else None) or source.cuda
-    build = f"jp{(jetpack or '?').split('.')[0]}" + (f"-cu{cuda.replace('.', '')}" if cuda else "")
+    build = _jetson_build(facts, source, jetpack)
     reasons = [f"Jetson on JetPack {jetpack}: TensorFlow comes from NVIDIA's JetPack-matched wheels "
                f"({source.index_url}), never a generic aarch64 wheel (those have no CUDA kernels)"]
     if source.note:
@@ -410,6 +429,12 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
     ccs = common.unique(common.gpu_capabilities(facts))
     kinds = {"cpu": ["cpu"], "metal": ["metal"], "gpu": ["gpu"]}.get(want, ["gpu", "metal", "cpu"])
     out = []
+    if common.is_jetson(facts) and want != "cpu":  # what _choose_jetson considers, first
+        jetpack, _, options = _jetson_options(facts, python, spec)
+        for source, version, problem in options:
+            verdict, why = problem or ("fits", "")
+            out.append(Candidate(version, _jetson_build(facts, source, jetpack), verdict, why,
+                                 (source.python,) if source.python else ()))
     for release in series_heads(spec):
         for kind in kinds:
             if kind == "gpu" and not release.has_gpu(platform):
