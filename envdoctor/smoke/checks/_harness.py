@@ -1,4 +1,6 @@
-"""Shared by the check scripts: arguments, the framework import, the one JSON result line.
+"""Shared by the check scripts: arguments, the framework import, the one JSON result line, and what
+every framework's checks have in common (the device choice, the verdicts of cnn / repro / amp, the
+OOM round trip, the spawned workers of multi); a script keeps only what its framework's API needs.
 
 Runs INSIDE the target interpreter next to a check script (`python torch_checks.py --check cnn`);
 stdlib only, Python 3.8+. A check function takes a Context and returns its details (status pass),
