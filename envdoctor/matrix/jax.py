@@ -22,13 +22,13 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.matrix import gpus
+from envdoctor.matrix import PLATFORMS, gpus
+from envdoctor.matrix.checks import check_glibc, check_platforms, check_pythons, check_spec, describe, row_label
 from envdoctor.matrix.loader import MatrixError, load
-from envdoctor.matrix.tensorflow import (PLATFORMS, Hazard, _check_glibc, _check_platforms, _check_pythons,
-                                         _check_spec, _describe, _where, parse_hazards)
+from envdoctor.matrix.tensorflow import Hazard, parse_hazards
 
 FILE = "jax.toml"
 CUDA_EXTRAS = ("cuda13", "cuda12")  # preference order: JAX recommends CUDA 13
@@ -151,12 +151,12 @@ def parse(data: dict[str, Any], filename: str = FILE):
     plugin_rows = tuple(_plugin(row, i, filename) for i, row in enumerate(data.get("plugin", []), 1))
     notes = {}
     for i, row in enumerate(data.get("platform", []), 1):
-        where = _where(filename, "platform", i, row, key="platform")
+        where = row_label(filename, "platform", i, row, key="platform")
         try:
             note = PlatformNote(row["platform"], bool(row["cuda"]), row["note"], row["source"])
         except (KeyError, TypeError) as exc:
-            raise MatrixError(f"{where}: {_describe(exc)}") from None
-        _check_platforms(where, [note.platform])
+            raise MatrixError(f"{where}: {describe(exc)}") from None
+        check_platforms(where, [note.platform])
         notes[note.platform] = note
     for index, r in enumerate(rows, 1):
         for extra in r.plugin_wheels:
@@ -169,7 +169,7 @@ def parse(data: dict[str, Any], filename: str = FILE):
 
 
 def _release(row: dict[str, Any], index: int, filename: str) -> Release:
-    where = _where(filename, "release", index, row)
+    where = row_label(filename, "release", index, row)
     try:
         Version(row["version"])
         Version(row["jaxlib"])
@@ -180,24 +180,24 @@ def _release(row: dict[str, Any], index: int, filename: str) -> Release:
                        {k: tuple(v) for k, v in row["wheels"].items()}, plugin_wheels,
                        dict(row.get("glibc", {})), row["source"])
     except (KeyError, TypeError, AttributeError, InvalidVersion) as exc:
-        raise MatrixError(f"{where}: {_describe(exc)}") from None
-    _check_spec(where, "jaxlib_requirement", item.jaxlib_requirement)
+        raise MatrixError(f"{where}: {describe(exc)}") from None
+    check_spec(where, "jaxlib_requirement", item.jaxlib_requirement)
     # The version rule: jaxlib <= jax, and jax's own requirement admits it.
     if Version(item.jaxlib) > Version(item.version):
         raise MatrixError(f"{where}: jaxlib {item.jaxlib} is newer than jax {item.version}")
     if not SpecifierSet(item.jaxlib_requirement).contains(item.jaxlib, prereleases=True):
         raise MatrixError(f"{where}: jaxlib {item.jaxlib} is outside jaxlib_requirement {item.jaxlib_requirement}")
-    _check_platforms(where, list(item.wheels))
-    _check_pythons(where, item.wheels)
-    _check_glibc(where, item.glibc_by_platform)
+    check_platforms(where, list(item.wheels))
+    check_pythons(where, item.wheels)
+    check_glibc(where, item.glibc_by_platform)
     for extra, wheels in item.plugin_wheels.items():
-        _check_platforms(where, list(wheels))
-        _check_pythons(where, wheels)
+        check_platforms(where, list(wheels))
+        check_pythons(where, wheels)
     return item
 
 
 def _plugin(row: dict[str, Any], index: int, filename: str) -> Plugin:
-    where = _where(filename, "plugin", index, row, key="extra")
+    where = row_label(filename, "plugin", index, row, key="extra")
     try:
         item = Plugin(row["extra"], row["jax"], row["cuda_build"], row["cuda_runtime_min"], row["cudnn"],
                       str(row["driver_linux"]), row["min_compute_capability"], tuple(row["archs"]),
@@ -207,10 +207,10 @@ def _plugin(row: dict[str, Any], index: int, filename: str) -> Plugin:
         for token in item.archs:
             gpus.parse_kernels(token)
     except (KeyError, TypeError, ValueError) as exc:
-        raise MatrixError(f"{where}: {_describe(exc)}") from None
-    _check_spec(where, "jax", item.jax)
-    _check_spec(where, "cudnn", item.cudnn)
-    _check_platforms(where, list(item.platforms))
+        raise MatrixError(f"{where}: {describe(exc)}") from None
+    check_spec(where, "jax", item.jax)
+    check_spec(where, "cudnn", item.cudnn)
+    check_platforms(where, list(item.platforms))
     return item
 
 

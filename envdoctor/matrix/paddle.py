@@ -26,9 +26,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envdoctor.matrix import drivers, gpus
+from envdoctor.matrix.checks import check_glibc, check_platforms, check_pythons, check_spec, describe, row_label
 from envdoctor.matrix.loader import MatrixError, load
-from envdoctor.matrix.tensorflow import (Hazard, _check_glibc, _check_platforms, _check_pythons, _check_spec,
-                                         _describe, _where, parse_hazards)
+from envdoctor.matrix.tensorflow import Hazard, parse_hazards
 
 FILE = "paddle.toml"
 
@@ -153,7 +153,7 @@ def parse(data: dict[str, Any], filename: str = FILE):
         raise MatrixError(f"{filename}: no [[release]] rows")
     indexes = {}
     for i, row in enumerate(data.get("index", []), 1):
-        where = _where(filename, "index", i, row, key="id")
+        where = row_label(filename, "index", i, row, key="id")
         if "id" not in row or "url" not in row:
             raise MatrixError(f"{where}: needs 'id' and 'url'")
         indexes[row["id"]] = row["url"]
@@ -164,7 +164,7 @@ def parse(data: dict[str, Any], filename: str = FILE):
 
 
 def _build(row: dict[str, Any], index: int, filename: str) -> Build:
-    where = _where(filename, "build", index, row, key="id")
+    where = row_label(filename, "build", index, row, key="id")
     try:
         item = Build(row["id"], row["cuda"], row["cudnn"], row["paddle"], tuple(row["platforms"]),
                      row["min_compute_capability"], row.get("driver_linux"), row.get("driver_windows"),
@@ -175,18 +175,18 @@ def _build(row: dict[str, Any], index: int, filename: str) -> Build:
             if driver is not None:
                 drivers.version_tuple(driver)
     except (KeyError, TypeError, ValueError) as exc:
-        raise MatrixError(f"{where}: {_describe(exc)}") from None
+        raise MatrixError(f"{where}: {describe(exc)}") from None
     if item.id != "cu" + item.cuda.replace(".", ""):
         raise MatrixError(f"{where}: id {item.id} does not match cuda {item.cuda}")
     if item.driver_linux is None and row.get("driver") != "toolkit":
         raise MatrixError(f"{where}: give driver_linux/driver_windows, or driver = \"toolkit\" (UNCONFIRMED)")
-    _check_spec(where, "paddle", item.paddle)
-    _check_platforms(where, list(item.platforms))
+    check_spec(where, "paddle", item.paddle)
+    check_platforms(where, list(item.platforms))
     return item
 
 
 def _release(row: dict[str, Any], index: int, filename: str, builds: Mapping[str, Build]) -> Release:
-    where = _where(filename, "release", index, row)
+    where = row_label(filename, "release", index, row)
     try:
         Version(row["version"])
         item = Release(row["version"], row["date"], {k: tuple(v) for k, v in row["wheels"].items()},
@@ -195,10 +195,10 @@ def _release(row: dict[str, Any], index: int, filename: str, builds: Mapping[str
                        row.get("registry_gpu_build"), dict(row.get("glibc", {})), row["source"])
         gpus.cc_tuple(item.min_compute_capability)
     except (KeyError, TypeError, AttributeError, ValueError, InvalidVersion) as exc:
-        raise MatrixError(f"{where}: {_describe(exc)}") from None
-    _check_platforms(where, list(item.wheels) + list(item.registry_gpu_wheels))
-    _check_pythons(where, item.wheels)
-    _check_glibc(where, item.glibc_by_platform)
+        raise MatrixError(f"{where}: {describe(exc)}") from None
+    check_platforms(where, list(item.wheels) + list(item.registry_gpu_wheels))
+    check_pythons(where, item.wheels)
+    check_glibc(where, item.glibc_by_platform)
     for build_id in item.builds:
         if build_id not in builds:
             raise MatrixError(f"{where}: build {build_id} has no [[build]] row")

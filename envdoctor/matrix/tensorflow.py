@@ -28,7 +28,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envdoctor.matrix import PLATFORMS, gpus
+from envdoctor.matrix import gpus
+from envdoctor.matrix.checks import check_glibc, check_platforms, check_pythons, check_spec, describe, row_label
 from envdoctor.matrix.loader import MatrixError, load
 
 FILE = "tensorflow.toml"
@@ -186,12 +187,8 @@ def parse(data: dict[str, Any], filename: str = FILE) -> tuple[tuple[Release, ..
     return ordered, metal, parse_hazards(data, filename)
 
 
-def _where(filename: str, table: str, index: int, row: dict[str, Any], key: str = "version") -> str:
-    return f"{filename}: [[{table}]] row {index} ({key}={row.get(key)})"
-
-
 def _release(row: dict[str, Any], index: int, filename: str) -> Release:
-    where = _where(filename, "release", index, row)
+    where = row_label(filename, "release", index, row)
     try:
         Version(row["version"])
         wheels = {k: tuple(v) for k, v in row["wheels"].items()}
@@ -203,10 +200,10 @@ def _release(row: dict[str, Any], index: int, filename: str) -> Release:
             stub_for=dict(row.get("stub_for", {})), glibc_by_platform=dict(row.get("glibc", {})),
             source=row["source"])
     except (KeyError, TypeError, AttributeError, InvalidVersion) as exc:
-        raise MatrixError(f"{where}: {_describe(exc)}") from None
-    _check_platforms(where, list(item.wheels) + list(item.gpu_platforms) + list(item.stub_for))
-    _check_glibc(where, item.glibc_by_platform)
-    _check_pythons(where, item.wheels)
+        raise MatrixError(f"{where}: {describe(exc)}") from None
+    check_platforms(where, list(item.wheels) + list(item.gpu_platforms) + list(item.stub_for))
+    check_glibc(where, item.glibc_by_platform)
+    check_pythons(where, item.wheels)
     for platform in item.gpu_platforms:
         if platform not in item.wheels:
             raise MatrixError(f"{where}: gpu_platforms names {platform}, which has no wheels")
@@ -216,23 +213,23 @@ def _release(row: dict[str, Any], index: int, filename: str) -> Release:
     except ValueError as exc:
         raise MatrixError(f"{where}: gpu_archs: {exc}") from None
     for name, spec in item.and_cuda.items():
-        _check_spec(where, f"and_cuda {name}", spec)
+        check_spec(where, f"and_cuda {name}", spec)
     for name, spec in (("numpy", item.numpy), ("keras", item.keras)):
         for part in (spec or "").split(" | "):
             if part:
-                _check_spec(where, name, part.split(" ; ")[0])
+                check_spec(where, name, part.split(" ; ")[0])
     return item
 
 
 def _metal(row: dict[str, Any], index: int, filename: str) -> Metal:
-    where = _where(filename, "metal", index, row)
+    where = row_label(filename, "metal", index, row)
     try:
         item = Metal(row["version"], row["tensorflow"], tuple(row["python"]), row["macos"], row.get("note"),
                      row["source"])
     except (KeyError, TypeError) as exc:
-        raise MatrixError(f"{where}: {_describe(exc)}") from None
-    _check_spec(where, "tensorflow", item.tensorflow)
-    _check_pythons(where, {"macos_arm64": item.pythons})
+        raise MatrixError(f"{where}: {describe(exc)}") from None
+    check_spec(where, "tensorflow", item.tensorflow)
+    check_pythons(where, {"macos_arm64": item.pythons})
     return item
 
 
@@ -240,16 +237,16 @@ def parse_hazards(data: dict[str, Any], filename: str) -> tuple[Hazard, ...]:
     """The [[hazard]] rows of tensorflow.toml, jax.toml or paddle.toml."""
     found = []
     for index, row in enumerate(data.get("hazard", []), 1):
-        where = _where(filename, "hazard", index, row, key="id")
+        where = row_label(filename, "hazard", index, row, key="id")
         try:
             item = Hazard(id=row["id"], target=row["target"], text=row["text"], installed=row.get("installed"),
                           package=row.get("package"), env=row.get("env"), build=row.get("build"),
                           source=row["source"])
         except (KeyError, TypeError) as exc:
-            raise MatrixError(f"{where}: {_describe(exc)}") from None
-        _check_spec(where, "target", item.target)
+            raise MatrixError(f"{where}: {describe(exc)}") from None
+        check_spec(where, "target", item.target)
         if item.installed is not None:
-            _check_spec(where, "installed", item.installed)
+            check_spec(where, "installed", item.installed)
         if item.package is not None:
             try:
                 Requirement(item.package)
@@ -259,38 +256,3 @@ def parse_hazards(data: dict[str, Any], filename: str) -> tuple[Hazard, ...]:
             raise MatrixError(f"{where}: build must be 'gpu' or 'cpu', not {item.build!r}")
         found.append(item)
     return tuple(found)
-
-
-def _describe(exc: Exception) -> str:
-    if isinstance(exc, KeyError):
-        return f"missing {exc.args[0]!r}"
-    return str(exc)
-
-
-def _check_spec(where: str, name: str, spec: str) -> None:
-    try:
-        SpecifierSet(spec)
-    except InvalidSpecifier:
-        raise MatrixError(f"{where}: {name} {spec!r} is not a version specifier") from None
-
-
-def _check_platforms(where: str, platforms: list[str]) -> None:
-    for platform in platforms:
-        if platform not in PLATFORMS:
-            raise MatrixError(f"{where}: unknown platform {platform!r} (one of {', '.join(PLATFORMS)})")
-
-
-def _check_glibc(where: str, glibc: Mapping[str, str]) -> None:
-    _check_platforms(where, list(glibc))
-    for platform, value in glibc.items():
-        parts = str(value).split(".")
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise MatrixError(f"{where}: glibc for {platform} {value!r} is not a version like '2.17'")
-
-
-def _check_pythons(where: str, wheels: Mapping[str, tuple[str, ...]]) -> None:
-    for platform, pythons in wheels.items():
-        for python in pythons:
-            major, _, minor = python.rstrip("t").partition(".")
-            if not (major.isdigit() and minor.isdigit()):
-                raise MatrixError(f"{where}: {platform}: {python!r} is not a Python version like '3.12'")

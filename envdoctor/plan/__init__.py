@@ -10,7 +10,7 @@ A module may also offer `candidates(facts, request) -> list[Candidate]` for `env
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from envdoctor.errors import UsageError
