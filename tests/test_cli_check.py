@@ -265,3 +265,9 @@ def test_fix_commands_on_a_windows_target_are_quoted_for_windows_as_install_prin
 def test_amd_gpus_are_shown_not_only_recorded():
     out = run_cli("check", "--facts", str(Path(__file__).parent / "fixtures/machines/amd-mi300.json"), env=BASE_ENV).stdout
     assert "    AMD GPU 0: AMD Instinct MI300X (gfx942)\n" in out and "    ROCm 6.4.1\n" in out
+
+
+def test_facts_and_deep_together_are_a_usage_error():
+    result = run_cli("check", "--deep", "--facts", str(Path(__file__).parent / "fixtures/machines/wsl2.json"), env=BASE_ENV)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("envdoctor: error: --deep imports the frameworks of this machine") and len(result.stderr.splitlines()) == 1

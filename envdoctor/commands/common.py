@@ -18,10 +18,12 @@ def obtain_facts(facts_file: Optional[str], python: Optional[str], deep: bool = 
     """Replay a recorded machine, or probe this one. A bad facts file raises FactsError (exit 2).
 
     `meanwhile` (e.g. importing the diagnosis) runs while the probes wait on their subprocesses."""
-    if facts_file and python:
+    if facts_file and (python or deep):
         from envdoctor.errors import UsageError
 
-        raise UsageError("--facts and --python name two different targets; give one of them")
+        if python:
+            raise UsageError("--facts and --python name two different targets; give one of them")
+        raise UsageError("--deep imports the frameworks of this machine, --facts replays a recorded one; give one of them")
     if facts_file:
         from envdoctor.facts import load_facts
 
