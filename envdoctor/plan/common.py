@@ -292,6 +292,17 @@ def hazard_warnings(hazards, version: str, installed: Optional[str], facts, gpu_
     return [h.text for h in hazards if h.applies(version, installed, packages, facts.env or {}, gpu_plan)]
 
 
+def installed_of(facts, names: Iterable[str]) -> tuple[str, ...]:
+    """'torch 2.5.1+cpu' for each of `names` installed in the target (a plan's `replaces`)."""
+    installed = facts.python.packages or {}
+    return tuple(f"{name} {installed[name]}" for name in names if name in installed)
+
+
+def newest_phrase(request) -> str:
+    """How a plan's headline names its release: the newest, or the newest matching --version."""
+    return f"the newest release matching {request.version}" if request.version else "the newest release"
+
+
 def target_env_warnings(facts) -> list[str]:
     """A warning when the target interpreter is the system Python or a conda base environment."""
     kind = facts.python.env_kind

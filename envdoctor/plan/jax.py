@@ -178,14 +178,12 @@ def _stale(facts, option: Option) -> list[str]:
 
 
 def _replaces(facts) -> tuple[str, ...]:
-    installed = facts.python.packages or {}
-    names = ("jax", "jaxlib") + tuple(n for names in PLUGIN_PACKAGES.values() for n in names)
-    return tuple(f"{name} {installed[name]}" for name in names if name in installed)
+    return common.installed_of(facts, ("jax", "jaxlib") + tuple(n for names in PLUGIN_PACKAGES.values() for n in names))
 
 
 def _common_reasons(option: Option, request, platform, python) -> list[str]:
     release = option.release
-    newest = "the newest release" if not request.version else f"the newest release matching {request.version}"
+    newest = common.newest_phrase(request)
     what = (f"with a {option.build} plugin the driver and every GPU can use" if option.gpu else "for the CPU")
     reasons = [f"jax {release.version} is {newest} with jaxlib wheels for Python {python or '?'} on {platform} {what}"]
     if option.gpu:

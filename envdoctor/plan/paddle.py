@@ -182,7 +182,7 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
     recipe = f"{request.manager}-{'registry' if option.from_registry else 'index'}"
     install, steps = render(FRAMEWORK, recipe, python=python_exe, packages=[package], index_url=index_url)
     commands = tuple(commands) + tuple(install)
-    newest = "the newest release" if not request.version else f"the newest release matching {request.version}"
+    newest = common.newest_phrase(request)
     what = (f"with a {option.build} build the driver and every GPU can use" if option.gpu else "for the CPU")
     reasons = [f"paddle {release.version} is {newest} with a wheel for Python {python or '?'} on {platform} {what}"]
     if option.gpu and index_url:
@@ -210,7 +210,7 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
     version_installed = installed.get("paddlepaddle-gpu") or installed.get("paddlepaddle")
     warnings += common.target_env_warnings(facts)
     warnings += common.hazard_warnings(matrix.hazards(), release.version, version_installed, facts, option.gpu)
-    replaces = tuple(f"{n} {installed[n]}" for n in ("paddlepaddle", "paddlepaddle-gpu") if n in installed)
+    replaces = common.installed_of(facts, ("paddlepaddle", "paddlepaddle-gpu"))
     return InstallPlan(
         framework=FRAMEWORK, version=release.version, build=option.build, python=python, manager=request.manager,
         index_url=index_url, commands=commands, reasons=tuple(reasons), rejected=common.rejections(rejected_before),

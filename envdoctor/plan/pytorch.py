@@ -249,8 +249,7 @@ def _requirement(name: str, version: str) -> str:
 
 
 def _replaces(facts) -> tuple[str, ...]:
-    installed = facts.python.packages or {}
-    return tuple(f"{name} {installed[name]}" for name in PACKAGES if name in installed)
+    return common.installed_of(facts, PACKAGES)
 
 
 def _hazard_warnings(version: str, facts, gpu_plan: bool) -> list[str]:
@@ -330,7 +329,7 @@ def _headline(option: Option, machine: Machine, request: PlanRequest, forced: bo
     kind = option.build.kind if option.build else "cpu"
     if forced:  # it does not fit this machine: the warnings say why
         what = {kind: f"as asked (--cuda {option.tag}), though it does not fit this machine"}
-    newest = "the newest release" if not request.version else f"the newest release matching {request.version}"
+    newest = common.newest_phrase(request)
     return (f"torch {option.release.version} is {newest} with a build for Python {machine.python or '?'} "
             f"on {machine.platform} {what.get(kind, '')}".rstrip())
 

@@ -254,9 +254,7 @@ def _conflicting(facts, option: Option, platform: str) -> list[str]:
 
 
 def _replaces(facts) -> tuple[str, ...]:
-    installed = facts.python.packages or {}
-    names = ("tensorflow",) + PROVIDERS + ("tensorflow-metal",)
-    return tuple(f"{name} {installed[name]}" for name in names if name in installed)
+    return common.installed_of(facts, ("tensorflow",) + PROVIDERS + ("tensorflow-metal",))
 
 
 def _plan(facts, request, platform, python, option: Option, rejected_before: list[Option],
@@ -270,7 +268,7 @@ def _plan(facts, request, platform, python, option: Option, rejected_before: lis
     install, steps = render(FRAMEWORK, f"{request.manager}-registry", python=python_exe,
                             packages=_packages(option, platform))
     commands = tuple(commands) + tuple(install)
-    newest = "the newest release" if not request.version else f"the newest release matching {request.version}"
+    newest = common.newest_phrase(request)
     what = {"cpu": "for the CPU", "metal": "with a tensorflow-metal build (Apple GPU)"}.get(
         option.build, f"whose CUDA {release.cuda} build the driver runs and whose kernels cover every GPU")
     reasons = [f"tensorflow {release.version} is {newest} with a wheel for Python {python or '?'} on {platform} {what}"]
