@@ -132,21 +132,21 @@ def freeze_argv(python: str, manager: str) -> list[str]:
 
 
 def take_snapshot(python: str, manager: str, facts: Facts) -> Snapshot:
-    for argv in _freeze_commands(python, manager):
-        result = proc.run(argv, timeout=QUERY_TIMEOUT)
-        if result.ok:
-            source = "uv pip freeze" if argv[0] == "uv" else "pip freeze"
-            return Snapshot(parse_freeze(result.stdout), source, result.stdout)
+    frozen = _freeze(python, manager)
+    if frozen:
+        return Snapshot(parse_freeze(frozen[1]), *frozen)
     # No installer could list the environment: fall back to what the probe saw (relevant packages only).
     packages = {canonical(n): (v, f"{n}=={v}") for n, v in facts.python.packages.items() if "|" not in v}
     return Snapshot(packages, "facts", "".join(f"{line}\n" for _, line in packages.values()))
 
 
-def _freeze_commands(python: str, manager: str) -> list[list[str]]:
-    commands = [freeze_argv(python, "pip")]
-    if manager == "uv":
-        commands.insert(0, freeze_argv(python, "uv"))
-    return commands
+def _freeze(python: str, manager: str) -> Optional[tuple[str, str]]:
+    """(source, text) from the first installer that lists the environment (uv's first for a uv plan)."""
+    for tool in (["uv", "pip"] if manager == "uv" else ["pip"]):
+        result = proc.run(freeze_argv(python, tool), timeout=QUERY_TIMEOUT)
+        if result.ok:
+            return ("uv pip freeze" if tool == "uv" else "pip freeze"), result.stdout
+    return None
 
 
 def state_dir() -> Path:
@@ -224,18 +224,12 @@ def restore_commands(before: Snapshot, after: dict[str, tuple[str, str]], python
 
 
 def current_packages(python: str, manager: str) -> Optional[dict[str, tuple[str, str]]]:
-    for argv in _freeze_commands(python, manager):
-        result = proc.run(argv, timeout=QUERY_TIMEOUT)
-        if result.ok:
-            return parse_freeze(result.stdout)
-    return None
+    frozen = _freeze(python, manager)
+    return parse_freeze(frozen[1]) if frozen else None
 
 
 def roll_back(con, before: Snapshot, python: str, manager: str, plan: InstallPlan) -> bool:
-    """Put the environment back as it was; True when it now matches the snapshot again."""
-    if manager == "conda":
-        con.print("[yellow]! conda changes are not rolled back automatically; see the restore command above.[/]")
-        return False
+    """Put the environment back as it was (pip or uv); True when it now matches the snapshot again."""
     after = current_packages(python, manager)
     if after is None:
         con.print("[red]✗ cannot list the environment's packages, so nothing was restored.[/]")
@@ -470,7 +464,12 @@ def _prepare_undo(con, plan: InstallPlan, target: Target, facts: Facts,
     if plan.manager == "conda":
         con.print("\nconda keeps a history of this environment: to undo by hand, "
                   "[bold]conda list --revisions[/] then [bold]conda install --revision N[/]", soft_wrap=True)
-        return lambda: roll_back(con, Snapshot(source="facts"), python, "conda", plan)
+
+        def no_rollback() -> bool:
+            con.print("[yellow]! conda changes are not rolled back automatically; see conda's revisions above.[/]")
+            return False
+
+        return no_rollback
     before = _record(con, plan, python, facts)
     return lambda: roll_back(con, before, python, plan.manager, plan)
 
