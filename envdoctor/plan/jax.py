@@ -135,7 +135,7 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
     notes = common.Notes()
     note = matrix.platform_note(platform)
     if builds is None:
-        builds = _auto_builds(facts, platform)
+        builds = list(matrix.CUDA_EXTRAS) if common.has_nvidia_gpu(facts) else ["cpu"]
         if platform.startswith("macos") and note is not None:
             notes.warnings.append(note.note)
     if builds != ["cpu"]:
@@ -156,12 +156,6 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
                     return _conda_plan(facts, request, platform, python, option, judged[:-1], notes)
                 return _plan(facts, request, platform, python, option, judged[:-1], notes)
     return _nothing(request, python, judged, _fixes(judged, facts, platform, builds), notes)
-
-
-def _auto_builds(facts, platform: str) -> list[str]:
-    if facts.gpus or (facts.nvidia and facts.nvidia.pci_devices):
-        return list(matrix.CUDA_EXTRAS)
-    return ["cpu"]
 
 
 def _packages(option: Option) -> list[str]:
