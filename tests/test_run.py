@@ -341,3 +341,17 @@ def test_a_second_ctrl_c_during_the_restore_is_reported():
     con = recording_console()
     assert runmod._undo(con, interrupted, 1) == 130
     assert "interrupted while restoring" in con.file.getvalue()
+
+
+def test_the_hand_restore_command_names_the_index_of_a_local_torch_build(monkeypatch, state_dir):
+    frozen = "torch==2.3.1+cu121\nnumpy==1.26.4\n"
+    monkeypatch.setattr(runmod, "take_snapshot", lambda python, manager, facts: runmod.Snapshot(
+        runmod.parse_freeze(frozen), "pip freeze", frozen))
+    con = recording_console()
+    plan = InstallPlan("pytorch", "2.9.1", "cu128", "3.12", "pip", commands=(("/v/bin/python", "-m", "pip", "install", "torch==2.9.1"),))
+
+    runmod._record(con, plan, "/v/bin/python", Facts())
+
+    saved = next(state_dir.glob("before-pytorch-*.txt"))
+    assert (f"To put these versions back by hand: /v/bin/python -m pip install --no-deps -r {saved} "
+            "--extra-index-url https://download.pytorch.org/whl/cu121") in con.file.getvalue()

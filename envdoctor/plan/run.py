@@ -521,7 +521,8 @@ def _record(con, plan: InstallPlan, python: str, facts: Facts) -> Snapshot:
         restore = [python, "-m", "pip", "install", "--no-deps", "-r", str(path)]
         if plan.manager == "uv":
             restore = ["uv", "pip", "install", "--python", python, "--no-deps", "-r", str(path)]
-        con.print(f"  To restore by hand: [bold]{escape(_shell(restore))}[/]", soft_wrap=True)
+        restore += previous_build_indexes(before)  # torch 2.3.1+cu121 is only on its own index
+        con.print(f"  To put these versions back by hand: [bold]{escape(_shell(restore))}[/]", soft_wrap=True)
     return before
 
 
