@@ -199,3 +199,32 @@ def drift_main_error(args):
 def test_a_malformed_recorded_answer_is_one_line(tmp_path):
     (tmp_path / "torch.json").write_text('{"releases": 5}')
     assert drift.main(["--recorded", str(tmp_path), "pytorch"]) == 2
+
+
+def _rename(project, version, old, new):
+    def edit(name, doc):
+        if name == project:
+            for f in doc["releases"][version]:
+                f["filename"] = f["filename"].replace(old, new)
+    return edit
+
+
+def _requires_python(project, version, spec):
+    def edit(name, doc):
+        if name == project:
+            for f in doc["releases"][version]:
+                f["requires_python"] = spec
+    return edit
+
+
+@pytest.mark.parametrize("subject, edit, expected", [
+    ("pytorch", _rename("torch", "2.9.1", "manylinux_2_28", "manylinux_2_34"), ("pytorch", "2.9.1", "glibc", "2.28", "2.34")),
+    ("pytorch", _rename("torch", "2.9.1", "macosx_11_0", "macosx_14_0"), ("pytorch", "2.9.1", "macos", "11.0", "14.0")),
+    ("pytorch", _requires_python("torch", "2.9.1", ">=3.99"), ("pytorch", "2.9.1", "requires_python", ">=3.10", ">=3.99")),
+    ("tensorflow", _requires_python("tensorflow", "2.20.0", ">=3.99"), ("tensorflow", "2.20.0", "requires_python", ">=3.9", ">=3.99")),
+    ("jax", _requires_python("jax", "0.8.1", ">=3.99"), ("jax", "0.8.1", "requires_python", ">=3.11", ">=3.99")),
+])
+def test_each_compared_field_can_report_drift(subject, edit, expected):
+    """One edit of the recorded answers, exactly one drift: the field is really compared."""
+    found = fields(drift.SUBJECTS[subject](Edited(edit_project=edit), metadata_releases=0))
+    assert found == {expected[:3]: expected[3:]}
