@@ -128,4 +128,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (requests.RequestException, ValueError, KeyError) as exc:  # network, HTTP status, unreadable answer
+        sys.stderr.write(f"pytorch_registry: error: {type(exc).__name__}: {exc}\n")
+        sys.exit(2)
