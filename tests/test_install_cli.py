@@ -229,3 +229,15 @@ def test_version_is_checked_the_way_the_planners_read_it():
     assert result.stderr == "envdoctor: error: --version 'v2.6' is neither a version (2.6) nor a specifier ('>=2.5,<2.8')\n"
     plan, code = plan_json("pytorch", "--facts", machine("a100-current"), "--version", "2.6.*")
     assert code == 0 and plan["version"].startswith("2.6.")
+
+
+def test_run_without_a_target_does_not_default_to_envdoctors_own_interpreter(tmp_path):
+    """No --python and no active environment: --run refuses before probing (without --yes, so even a
+    regression would stop at the missing terminal, not install)."""
+    result = run_cli("install", "pytorch", "--run", env={"VIRTUAL_ENV": "", "CONDA_PREFIX": "",
+                                                         "ENVDOCTOR_STATE_DIR": str(tmp_path)})
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"envdoctor: error: --run: no virtual or conda environment is active, so the target would be "
+                             f"envdoctor's own interpreter ({sys.executable}); activate the environment to install "
+                             f"into, or pass --python PATH\n")
+    assert not any(tmp_path.iterdir())

@@ -6,6 +6,7 @@ installation failed; 2 usage error (bad option, unknown framework, a refused --r
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import Optional
@@ -49,6 +50,8 @@ def install(
         raise UsageError("--run installs into this machine; it cannot be combined with --facts FILE")
     if run and json_out:
         raise UsageError("--run asks before it runs; it cannot be combined with --json")
+    if run and not python:
+        require_chosen_target(os.environ)
 
     facts, _ = obtain_facts(facts_file, python)
     require_python(facts)
@@ -71,6 +74,15 @@ def install(
 
         raise typer.Exit(run_plan(con, plan, facts, assume_yes=yes, allow_system=allow_system,
                                   interactive=sys.stdin.isatty()))
+
+
+def require_chosen_target(environ) -> None:
+    """--run with no --python and no active environment would install into envdoctor's own interpreter
+    (a pipx venv, say): never the user's intent by default, so they must name the target."""
+    if environ.get("VIRTUAL_ENV") or environ.get("CONDA_PREFIX"):
+        return
+    raise UsageError(f"--run: no virtual or conda environment is active, so the target would be envdoctor's own "
+                     f"interpreter ({sys.executable}); activate the environment to install into, or pass --python PATH")
 
 
 def require_python(facts) -> None:
