@@ -85,3 +85,26 @@ def test_amd_gpu_with_rocm(tmp_path):
 def test_no_amd_gpu(tmp_path):
     put(tmp_path, "/opt/rocm/.info/version", "6.4.1-120\n")  # ROCm installed, no GPU
     assert amd.probe(context(tmp_path, path="/nonexistent")) is None
+
+
+def test_rosetta_is_decided_by_the_target_interpreter():
+    """envdoctor native on Apple silicon, checking an x86_64 Python (Rosetta), and the reverse."""
+    native = host.macos_host("arm64", "15.1", "24.1.0", rosetta=False)
+    target = host.for_target(native, "x86_64")
+    assert (target.arch, target.machine_arch, target.rosetta) == ("x86_64", "arm64", True)
+    translated = host.macos_host("x86_64", "15.1", "24.1.0", rosetta=True)
+    target = host.for_target(translated, "arm64")
+    assert (target.arch, target.machine_arch, target.rosetta) == ("arm64", "arm64", False)
+    intel = host.macos_host("x86_64", "13.6", "22.6.0", rosetta=False)
+    assert host.for_target(intel, "x86_64") == intel
+    assert host.for_target(native, None) == native  # the target could not be run: keep what envdoctor saw
+    windows = host.windows_host("10", "10.0.19045", "AMD64")
+    assert host.for_target(windows, "x86_64") == windows
+
+
+def test_the_python_probe_records_the_target_machine():
+    from envdoctor.probe import ProbeContext, pyenv
+
+    ctx = ProbeContext(python="/v/bin/python", environ={})
+    pyenv.parse('{"executable": "/v/bin/python", "version": "3.12.7", "machine": "x86_64"}', ctx)
+    assert ctx.target_machine == "x86_64" and ctx.errors == []

@@ -30,6 +30,7 @@ class ProbeContext:
     timeout: float = DEFAULT_TIMEOUT  # ENVDOCTOR_PROBE_TIMEOUT overrides it in collect()
     deep_timeout: float = DEFAULT_DEEP_TIMEOUT  # ENVDOCTOR_DEEP_TIMEOUT
     errors: list[ProbeError] = field(default_factory=list)
+    target_machine: Optional[str] = None  # platform.machine() of the target interpreter (set by pyenv)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def error(self, probe: str, message: str) -> None:
@@ -100,7 +101,7 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
     active, toolkits = results["toolkit"] or (None, [])
     facts = Facts(
         collected_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        host=results["host"] or Facts().host,
+        host=host.for_target(results["host"] or Facts().host, ctx.target_machine),
         python=python_env,
         nvidia=results["nvidia"],
         cuda_toolkit=active,

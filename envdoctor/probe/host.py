@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import re
+from dataclasses import replace
 from typing import Optional
 
 from envdoctor import proc
@@ -57,6 +58,14 @@ def macos_host(python_arch: str, mac_version: str, kernel: str, rosetta: bool) -
         machine_arch=hardware,
         rosetta=rosetta,
     )
+
+
+def for_target(host: Host, target_machine: Optional[str]) -> Host:
+    """On Apple silicon the target Python may run under Rosetta while envdoctor runs natively (a
+    pipx install checking an x86_64 conda env), or the reverse: arch and rosetta describe the target."""
+    if host.os != "macos" or host.machine_arch != "arm64" or target_machine not in ("x86_64", "arm64"):
+        return host
+    return replace(host, arch=target_machine, rosetta=target_machine == "x86_64")
 
 
 def windows_host(release: str, version: str, machine: str) -> Host:

@@ -82,7 +82,7 @@ def parse(stdout: str, ctx) -> PythonEnv:
         data = json.loads(stdout)
         if not isinstance(data, dict):
             raise FactsError(f"expected a JSON object, got {type(data).__name__}")
-        data.pop("machine", None)
+        ctx.target_machine = data.pop("machine", None)  # host.for_target: Rosetta is the target's matter
         return _build(PythonEnv, data, "python")
     except (json.JSONDecodeError, FactsError) as exc:
         ctx.error("python", f"target interpreter {ctx.python} printed unreadable output: {exc}")
