@@ -25,6 +25,10 @@ FRAMEWORK_DISTS = {
     "paddle": ("paddlepaddle", "paddlepaddle-gpu"),
 }
 FRAMEWORK_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "paddle": "PaddlePaddle"}
+# The deep probe's key (facts.frameworks) of each framework.
+DEEP_KEYS = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax", "paddle": "paddle"}
+# Distributions built against one exact torch.
+TORCH_COMPANIONS = ("torchvision", "torchaudio", "torchtext")
 
 _LOCAL = re.compile(r"\+(.+)$")
 
@@ -123,8 +127,18 @@ def pip_cuda_runtime(facts: Facts) -> Optional[str]:
 
 def framework_of(facts: Facts, framework: str):
     """The deep-probe record of a framework (frameworks.torch, ...), or None without --deep."""
-    key = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax", "paddle": "paddle"}[framework]
-    return facts.frameworks.get(key)
+    return facts.frameworks.get(DEEP_KEYS[framework])
+
+
+def framework_named(name: str) -> Optional[str]:
+    """The framework a distribution (tensorflow-cpu, torchvision, jax-cuda12-plugin) or a deep-probe
+    key (torch, paddle) belongs to; None for anything else (numpy, nvidia-cudnn-cu12)."""
+    for framework, dists in FRAMEWORK_DISTS.items():
+        if name in dists or name == DEEP_KEYS[framework]:
+            return framework
+    if name in TORCH_COMPANIONS:
+        return "pytorch"
+    return "jax" if name.startswith("jax-cuda") else None
 
 
 def installed_frameworks(facts: Facts) -> list[str]:

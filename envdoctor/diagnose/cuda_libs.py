@@ -8,7 +8,7 @@ from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import (
-    FRAMEWORK_NAMES, framework_of, has_usable_gpu, major_minor, nvidia_wheels, package, plan_fix, public,
+    FRAMEWORK_NAMES, framework_named, framework_of, has_usable_gpu, major_minor, nvidia_wheels, package, plan_fix, public,
 )
 from envdoctor.facts import Cudnn, Facts
 from envdoctor.findings import Finding
@@ -148,7 +148,7 @@ def cuda_libs_missing(facts: Facts) -> Iterable[Finding]:
                 title=f"{key} cannot load {match.group(1)}",
                 detail=(f"Importing {key} failed because a CUDA library it needs is not on the loader's path "
                         f"({match.group(0).strip()})."),
-                fix=plan_fix(facts, _framework_name(key), f"Reinstall {key} with its CUDA libraries (`envdoctor install {key}`)"),
+                fix=plan_fix(facts, framework_named(key) or "pytorch", f"Reinstall {key} with its CUDA libraries (`envdoctor install {key}`)"),
                 evidence=(f"frameworks.{key}.import_error={match.group(0).strip()}",),
             )
             return
@@ -157,10 +157,6 @@ def cuda_libs_missing(facts: Facts) -> Iterable[Finding]:
     yield from _tensorflow_libs(facts)
     yield from _paddle_libs(facts)
     yield from _jax_local(facts)
-
-
-def _framework_name(key: str) -> str:
-    return {"torch": "pytorch", "tensorflow": "tensorflow", "jax": "jax", "jaxlib": "jax", "paddle": "paddle"}.get(key, "pytorch")
 
 
 def _toolkit_major(facts: Facts) -> Optional[str]:

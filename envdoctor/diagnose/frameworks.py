@@ -8,8 +8,8 @@ from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import (
-    FRAMEWORK_NAMES, cuda_of_tag, driver_at_least, framework_of, has_usable_gpu, local_tag, major_minor, package,
-    package_copies, pip_cuda_runtime, plan_fix, public,
+    FRAMEWORK_NAMES, TORCH_COMPANIONS, cuda_of_tag, driver_at_least, framework_of, has_usable_gpu, local_tag,
+    major_minor, package, package_copies, pip_cuda_runtime, plan_fix, public,
 )
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
@@ -105,9 +105,6 @@ def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str]]:
 
 # --- companion-mismatch ----------------------------------------------------------------------------
 
-COMPANIONS = ("torchvision", "torchaudio", "torchtext")
-
-
 @rule
 def companion_mismatch(facts: Facts) -> Iterable[Finding]:
     torch = package(facts, "torch")
@@ -115,7 +112,7 @@ def companion_mismatch(facts: Facts) -> Iterable[Finding]:
         return  # two copies of torch: duplicate-install names the real problem
     torch_tag = local_tag(torch)
     expected = knowledge.torch_companions(str(public(torch)))
-    for name in COMPANIONS:
+    for name in TORCH_COMPANIONS:
         version = package(facts, name)
         if not version:
             continue

@@ -7,14 +7,13 @@ import re
 from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
-from envdoctor.diagnose._common import FRAMEWORK_DISTS, FRAMEWORK_NAMES, package, plan_fix, public
+from envdoctor.diagnose._common import FRAMEWORK_DISTS, FRAMEWORK_NAMES, framework_named, package, plan_fix, public
 from envdoctor.diagnose.frameworks import platform_key
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 
 _NUMPY_ABI = re.compile(r"compiled using NumPy 1\.x cannot be run in\s+NumPy 2|_ARRAY_API not found|"
                         r"numpy\.core\.multiarray failed to import|numpy\.dtype size changed", re.I)
-_DEEP_KEYS = {"torch": "pytorch", "tensorflow": "tensorflow", "jax": "jax", "paddle": "paddle"}
 
 
 @rule
@@ -23,7 +22,7 @@ def numpy_abi_mismatch(facts: Facts) -> Iterable[Finding]:
     for key, fw in sorted(facts.frameworks.items()):
         text = fw.import_error or " ".join(str(v) for v in fw.extra.values() if isinstance(v, str))
         if _NUMPY_ABI.search(text or ""):
-            yield _finding(facts, _DEEP_KEYS.get(key, "pytorch"), key, fw.version or package(facts, key), numpy,
+            yield _finding(facts, framework_named(key) or "pytorch", key, fw.version or package(facts, key), numpy,
                            f"frameworks.{key}: {_NUMPY_ABI.search(text).group(0)}")
             return
     have = public(numpy)
