@@ -181,14 +181,34 @@ def explain(text: str, facts: Facts) -> Explanation:
 
 
 def _judge(match: Match, findings: list[Finding], facts: Facts) -> Explained:
+    framework = match.signature.framework
     for code in match.signature.codes:
-        confirmed = next((f for f in findings if f.code == code), None) or _explain_check(code, match, facts)
+        confirmed = (next((f for f in findings if f.code == code and _can_explain(f, framework)), None)
+                     or _explain_check(code, match, facts))
         if confirmed is not None:
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
     fix: tuple[Fix, ...] = (match.generic_fix,)
     if match.signature.plan_fix and match.signature.framework in _PLANNED:
         fix = _planner_fix(facts, match.signature.framework) + fix
     return Explained(match, match.signature.codes[0], None, fix)
+
+
+def _can_explain(finding: Finding, framework: str) -> bool:
+    """Whether a finding can be the cause of an error that `framework` printed: it is about the machine
+    (driver, environment variables, system libraries: no package in its evidence), or about that
+    framework's packages or the NVIDIA library wheels every framework loads. A CPU-only jaxlib does not
+    explain "Torch not compiled with CUDA enabled"."""
+    if framework not in _PLANNED:
+        return True  # printed by CUDA, the driver or pip: any framework's problem can cause it
+    from envdoctor.diagnose._common import framework_named
+
+    names = []  # the packages the evidence names: python.packages.torch=…, frameworks.jax.cudnn=…
+    for item in finding.evidence:
+        key = item.split("=", 1)[0]
+        for prefix in ("python.packages.", "frameworks."):
+            if key.startswith(prefix):
+                names.append(key[len(prefix):].split(".")[0])
+    return not names or any(n.startswith("nvidia-") or framework_named(n) == framework for n in names)
 
 
 def _explain_check(code: str, match: Match, facts: Facts) -> Optional[Finding]:

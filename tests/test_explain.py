@@ -170,3 +170,20 @@ def test_no_matching_distribution_on_a_supported_python_is_not_blamed_on_python(
     (item,) = explain("ERROR: No matching distribution found for tensorflow", facts).matches
     assert item.confirmed is None
     assert any(isinstance(f, tuple) and "tensorflow==" in " ".join(f) for f in item.fix)  # this machine's command
+
+
+@pytest.mark.parametrize("name, text", [
+    ("diag-jaxlib-no-plugin", "AssertionError: Torch not compiled with CUDA enabled"),  # a CPU-only jaxlib
+    ("diag-dup-tf-cpu", "RuntimeError: operator torchvision::nms does not exist"),  # tensorflow + tensorflow-cpu
+    ("diag-paddle-kepler", "RuntimeError: CUDA error: no kernel image is available for execution on the device"),
+    ("diag-torch-cpu-gpu", "W tensorflow/core/common_runtime/gpu/gpu_device.cc:2256] Cannot dlopen some GPU libraries."),
+])
+def test_another_frameworks_problem_does_not_confirm_a_frameworks_error(name, text):
+    (item,) = explain(text, load_facts(MACHINES / f"{name}.json")).matches
+    assert item.confirmed is None, item.confirmed.title
+
+
+def test_a_missing_tensorflow_wheel_is_not_blamed_on_the_installed_torch():
+    (item,) = explain("ERROR: No matching distribution found for tensorflow",
+                      load_facts(MACHINES / "diag-py314-torch25.json")).matches
+    assert item.code == "python-unsupported" and "TensorFlow" in item.confirmed.title
