@@ -271,3 +271,8 @@ def test_facts_and_deep_together_are_a_usage_error():
     result = run_cli("check", "--deep", "--facts", str(Path(__file__).parent / "fixtures/machines/wsl2.json"), env=BASE_ENV)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.startswith("envdoctor: error: --deep imports the frameworks of this machine") and len(result.stderr.splitlines()) == 1
+
+
+def test_an_error_of_a_probe_whose_section_is_not_shown_is_still_printed(tmp_path):
+    out = _console_replay(tmp_path, {"errors": [{"probe": "jetson", "message": "internal error: OSError: boom"}]})
+    assert "! jetson: internal error: OSError: boom" in out.split("Python")[0]  # under Platform

@@ -27,9 +27,11 @@ def report_document(facts: Facts, findings: list[Finding], timings: dict[str, fl
 
 
 def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, float], verbose: bool) -> None:
-    for key, title, describe in _sections(facts):
+    sections = _sections(facts)
+    shown = {key for key, _, _ in sections}
+    for key, title, describe in sections:
         mine = [f for f in findings if f.section == key]
-        errors = [e for e in facts.errors if PROBE_SECTION.get(e.probe.split(":")[0], "platform") == key]
+        errors = [e for e in facts.errors if _section_of(e.probe, shown) == key]
         severity = worst_severity(mine)
         if errors and severity in (None, "info"):
             severity = "warning"
@@ -46,6 +48,13 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
     if verbose and timings:
         parts = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in sorted(timings.items(), key=lambda kv: -kv[1]))
         con.print(f"[dim]probe timings: {escape(parts)}[/]")
+
+
+def _section_of(probe: str, shown: set[str]) -> str:
+    """Where a probe's error is printed: its subject's section, or Platform when that is not shown
+    (a Jetson probe that crashed leaves no Jetson section)."""
+    section = PROBE_SECTION.get(probe.split(":")[0], "platform")
+    return section if section in shown else "platform"
 
 
 def _print_finding(con, f: Finding, verbose: bool, windows: bool) -> None:
