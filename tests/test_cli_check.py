@@ -276,3 +276,9 @@ def test_facts_and_deep_together_are_a_usage_error():
 def test_an_error_of_a_probe_whose_section_is_not_shown_is_still_printed(tmp_path):
     out = _console_replay(tmp_path, {"errors": [{"probe": "jetson", "message": "internal error: OSError: boom"}]})
     assert "! jetson: internal error: OSError: boom" in out.split("Python")[0]  # under Platform
+
+
+def test_verbose_cudnn_header_path_is_not_repeated():
+    out = run_cli("check", "-v", "--facts", str(Path(__file__).parent / "fixtures/machines/jetson-orin-jp51.json"), env=BASE_ENV).stdout
+    [line] = [l for l in out.splitlines() if l.startswith("    cuDNN ")]
+    assert line.count("cudnn_version_v8.h") == 1

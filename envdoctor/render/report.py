@@ -201,7 +201,7 @@ def _cudnn(facts: Facts, verbose: bool) -> list[str]:
         return ["none found"]
     lines = []
     for c in facts.cudnn:
-        path = f" ({c.path})" if verbose and c.path else ""
+        path = f" ({c.path})" if verbose and c.path and c.path not in (c.source or "") else ""  # a header's source names it
         lines.append(f"cuDNN {c.version or '?'} from {c.source or '?'}{path}")
     return lines
 
