@@ -186,6 +186,7 @@ def test_run_without_a_terminal_and_without_yes_refuses(bare_venv, tmp_path):
     assert result.stderr == ("envdoctor: error: --run needs a confirmation but stdin is not a terminal; "
                              "pass --yes to run without asking\n")
     assert not any(tmp_path.iterdir())
+    assert result.stdout == ""  # refused before probing, in one line
 
 
 def test_run_asks_on_a_terminal_and_does_nothing_when_told_no(bare_venv, tmp_path):

@@ -52,6 +52,11 @@ def install(
         raise UsageError("--run asks before it runs; it cannot be combined with --json")
     if run and not python:
         require_chosen_target(os.environ)
+    interactive = sys.stdin.isatty()
+    if run and not (yes or interactive):  # known before probing: say it at once, in one line
+        from envdoctor.plan.run import NO_TERMINAL
+
+        raise UsageError(NO_TERMINAL)
 
     facts, _ = obtain_facts(facts_file, python)
     require_python(facts)
@@ -73,7 +78,7 @@ def install(
         from envdoctor.plan.run import run_plan
 
         raise typer.Exit(run_plan(con, plan, facts, assume_yes=yes, allow_system=allow_system,
-                                  interactive=sys.stdin.isatty()))
+                                  interactive=interactive))
 
 
 def require_chosen_target(environ) -> None:

@@ -35,6 +35,7 @@ QUERY_TIMEOUT = 120.0  # pip freeze, uninstall, metadata lookups
 IMPORT_TIMEOUT = 300.0  # first import of a framework compiles caches
 PROTECTED_ENVS = {"system": "a system interpreter", "conda-base": "a conda base environment"}
 INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "--find-links", "-f")
+NO_TERMINAL = "--run needs a confirmation but stdin is not a terminal; pass --yes to run without asking"
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==([^=;\s]+)$")
 
 
@@ -86,7 +87,7 @@ def confirmed(con, plan: InstallPlan, python: str, assume_yes: bool, interactive
     if assume_yes:
         return True
     if not interactive:
-        raise UsageError("--run needs a confirmation but stdin is not a terminal; pass --yes to run without asking")
+        raise UsageError(NO_TERMINAL)
     import typer
 
     con.print()
