@@ -31,7 +31,7 @@ def install(
     python: Optional[str] = PythonOption,
     facts_file: Optional[str] = FactsOption,
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
-    run: bool = typer.Option(False, "--run", help="Run the commands after asking, then verify the result."),
+    run: bool = typer.Option(False, "--run", help="Run the commands in the target environment (--python, or the active venv/conda env) after asking, then verify the result."),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --run: do not ask for confirmation."),
     allow_system: bool = typer.Option(False, "--allow-system", help="With --run: allow writing into a system interpreter or a conda base env."),
 ) -> None:

@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
 def matrix(
     framework: str = typer.Argument(..., help="pytorch (torch), tensorflow (tf), jax or paddle (paddlepaddle)."),
     version: Optional[str] = typer.Option(None, "--version", metavar="SPEC", help="Only these releases: 2.6, '>=2.5'."),
-    cuda: str = typer.Option("auto", "--cuda", help="Only these builds: cpu, 12.8, cu128, rocm6.4 (default: all)."),
+    cuda: str = typer.Option("auto", "--cuda", help="Only these builds: cpu, 12.8, cu128, rocm6.4 (auto: all of them)."),
     python: Optional[str] = PythonOption,
     facts_file: Optional[str] = FactsOption,
     json_out: bool = typer.Option(False, "--json", help="Print the table as JSON (schema envdoctor.matrix/1)."),
