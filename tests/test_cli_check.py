@@ -282,3 +282,9 @@ def test_verbose_cudnn_header_path_is_not_repeated():
     out = run_cli("check", "-v", "--facts", str(Path(__file__).parent / "fixtures/machines/jetson-orin-jp51.json"), env=BASE_ENV).stdout
     [line] = [l for l in out.splitlines() if l.startswith("    cuDNN ")]
     assert line.count("cudnn_version_v8.h") == 1
+
+
+def test_a_gpu_bound_to_vfio_pci_is_not_told_to_install_the_driver(tmp_path):
+    code, report = _replay(tmp_path, {"nvidia": {"pci_devices": [{"address": "0000:41:00.0", "device_id": "0x2330", "driver": "vfio-pci"}]}})
+    [finding] = [f for f in report["findings"] if f["code"] == "no-nvidia-driver"]
+    assert "vfio-pci" in finding["detail"] and "inside that VM" in finding["fix"][0] and code == 1

@@ -25,7 +25,14 @@ def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
     if not nv.pci_devices or nv.driver_version:
         return
     evidence = [f"nvidia.pci_devices[{i}]={d.address}" for i, d in enumerate(nv.pci_devices)]
-    if nv.nouveau_loaded:
+    fix = "Install the NVIDIA driver from your distribution (Ubuntu: `sudo ubuntu-drivers install`), then reboot"
+    if all(d.driver == "vfio-pci" for d in nv.pci_devices):
+        detail = ("An NVIDIA GPU is on the PCI bus, bound to vfio-pci: it is reserved for passing through to a "
+                  "virtual machine, so nothing on this host can use it (installing the driver here does not change that).")
+        fix = ("If the GPU is meant for a VM, run envdoctor inside that VM; otherwise remove the GPU's vfio-pci "
+               "binding (the vfio-pci.ids kernel parameter or /etc/modprobe.d), install the NVIDIA driver and reboot")
+        evidence.append("nvidia.pci_devices[*].driver=vfio-pci")
+    elif nv.nouveau_loaded:
         detail = ("An NVIDIA GPU is on the PCI bus, but the open-source nouveau driver is bound to it. "
                   "CUDA needs NVIDIA's proprietary (or open-kernel) driver; no framework can use the GPU.")
         evidence.append("nvidia.nouveau_loaded=true")
@@ -36,7 +43,7 @@ def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
         code="no-nvidia-driver", severity="error", section="nvidia",
         title=f"{len(nv.pci_devices)} NVIDIA GPU(s) present, but no usable driver",
         detail=detail,
-        fix=("Install the NVIDIA driver from your distribution (Ubuntu: `sudo ubuntu-drivers install`), then reboot",),
+        fix=(fix,),
         evidence=tuple(evidence),
     )
 
