@@ -288,3 +288,10 @@ def test_a_gpu_bound_to_vfio_pci_is_not_told_to_install_the_driver(tmp_path):
     code, report = _replay(tmp_path, {"nvidia": {"pci_devices": [{"address": "0000:41:00.0", "device_id": "0x2330", "driver": "vfio-pci"}]}})
     [finding] = [f for f in report["findings"] if f["code"] == "no-nvidia-driver"]
     assert "vfio-pci" in finding["detail"] and "inside that VM" in finding["fix"][0] and code == 1
+
+
+def test_a_jetson_without_nvidia_smi_is_not_told_no_driver_is_loaded(tmp_path):
+    """JetPack 5 ships no nvidia-smi; the kernel module answers with the L4T version."""
+    out = _console_replay(tmp_path, {"nvidia": {"driver_kind": "jetson", "kernel_module": "35.3.1"},
+                                     "jetson": {"l4t": "35.3.1", "jetpack": "5.1.1", "soc": "tegra234"}})
+    assert "Jetson integrated driver loaded (L4T 35.3.1)" in out and "no NVIDIA driver loaded" not in out

@@ -166,7 +166,10 @@ def _nvidia_driver(facts: Facts, verbose: bool) -> list[str]:
         lines.append(f"driver not usable: {nv.failure_text or nv.failure}")
     if not nv.driver_version and not nv.failure:
         tools_failed = any(e.probe in ("nvidia-smi", "nvml") for e in facts.errors)
-        lines.append("the NVIDIA tools gave no usable answer" if tools_failed else "no NVIDIA driver loaded")
+        if nv.driver_kind == "jetson" and nv.kernel_module:  # JetPack 5 and older have no nvidia-smi
+            lines.append(f"Jetson integrated driver loaded (L4T {nv.kernel_module}); JetPack decides compatibility")
+        else:
+            lines.append("the NVIDIA tools gave no usable answer" if tools_failed else "no NVIDIA driver loaded")
     for g in nv.gpus:
         cc = f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else "compute capability unknown"
         mem = f", {g.memory_total_mib} MiB" if g.memory_total_mib else ""
