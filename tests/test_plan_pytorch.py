@@ -323,3 +323,22 @@ def test_common_gpu_capabilities_fall_back_to_the_name():
     facts = load_facts(MACHINES / "t4-r550-py310.json").to_dict()
     facts["nvidia"]["gpus"][0]["compute_capability"] = None  # R470-era nvidia-smi has no compute_cap
     assert common.gpu_capabilities(type(load_facts(MACHINES / "cpu-only.json")).from_dict(facts)) == ["7.5"]
+
+
+def test_another_build_of_the_same_release_is_removed_first():
+    """pip keeps an installed torch that satisfies the pin (2.6.0+cpu satisfies torch==2.6.0) and
+    any torch satisfies an unpinned `torch`: the plan removes it first."""
+    facts = load_facts(MACHINES / "diag-torch-cpu-gpu.json")  # torch 2.6.0+cpu, torchvision 0.21.0+cpu
+    same = make_plan(facts, PlanRequest("pytorch", version="2.6"))
+    assert same.version == "2.6.0"
+    assert same.commands[0] == (facts.python.executable, "-m", "pip", "uninstall", "--yes", "torch", "torchvision")
+    assert same.commands[1][3] == "install"
+    uv = make_plan(facts, PlanRequest("pytorch", version="2.6", manager="uv"))
+    assert uv.commands[0] == ("uv", "pip", "uninstall", "--python", facts.python.executable, "torch", "torchvision")
+    newer = make_plan(facts, PlanRequest("pytorch"))  # 2.14.1: the pin itself replaces 2.6.0
+    assert len(newer.commands) == 1 and newer.commands[0][3] == "install"
+
+    jetson = load_facts(MACHINES / "diag-jetson-generic-torch.json")  # the registry's torch 2.8.0+cu128
+    p = make_plan(jetson, PlanRequest("pytorch"))
+    assert p.commands[0][-2:] == ("--yes", "torch") and p.commands[0][3] == "uninstall"
+    assert "--index-url" in p.commands[1]

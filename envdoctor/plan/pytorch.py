@@ -252,6 +252,35 @@ def _replaces(facts) -> tuple[str, ...]:
     return common.installed_of(facts, PACKAGES)
 
 
+def _other_build(facts, planned: Optional[str]) -> list[str]:
+    """The installed torch packages to remove first: pip would keep an installed torch of another
+    build that satisfies the requirement (`planned`: the version installed, "2.6.0+cu126"; None when
+    unpinned, as on a Jetson index)."""
+    installed = facts.python.packages or {}
+    have = installed.get("torch")
+    if have is None or have == planned:
+        return []
+    if planned is not None:
+        try:
+            if Version(have).public != Version(planned).public:
+                return []  # another version: the pin replaces it
+        except Exception:
+            return []
+    return [name for name in PACKAGES if name in installed]
+
+
+def _removal_reason(facts, remove: list[str]) -> str:
+    return (f"first removing {', '.join(remove)}: pip would keep the installed torch {facts.python.packages['torch']} "
+            f"(another build that satisfies the requirement)")
+
+
+def _with_removal(request, facts, python: str, remove: list[str], commands: tuple) -> tuple:
+    if not remove:
+        return commands
+    uninstall, _ = render(FRAMEWORK, f"{request.manager}-uninstall", python=python, packages=remove)
+    return tuple(uninstall) + tuple(commands)
+
+
 def _hazard_warnings(version: str, facts, gpu_plan: bool) -> list[str]:
     """Upgrade hazards crossed from the installed torch; on a fresh install those of this series."""
     installed = (facts.python.packages or {}).get("torch")
@@ -290,8 +319,11 @@ def _plan(facts, request, machine, option: Option, rejected_before: list[Option]
     release = option.release
     index_url = None if option.from_registry else matrix.index_url(option.tag)
     recipe = f"{request.manager}-{'registry' if option.from_registry else 'index'}"
-    commands, steps = render(FRAMEWORK, recipe, python=facts.python.executable or "python",
-                             packages=_packages(release, facts), index_url=index_url)
+    python = facts.python.executable or "python"
+    commands, steps = render(FRAMEWORK, recipe, python=python, packages=_packages(release, facts), index_url=index_url)
+    planned = release.version if option.from_registry or not index_url else f"{release.version}+{option.tag}"
+    remove = _other_build(facts, planned)
+    commands = _with_removal(request, facts, python, remove, commands)
     build = "mps" if option.tag == "mps" else option.tag
     reasons = [_headline(option, machine, request, forced=bool(extra_warnings))]
     if option.from_registry:
@@ -304,6 +336,8 @@ def _plan(facts, request, machine, option: Option, rejected_before: list[Option]
                            f"installing {option.tag} from {index_url}")
         else:
             reasons.append(f"installing {option.tag} from {index_url}")
+    if remove:
+        reasons.append(_removal_reason(facts, remove))
     reasons.extend(option.notes)
     hint = _driver_hint(rejected_before + [option], option, facts)
     if hint:
@@ -439,10 +473,14 @@ def _jetson_plan(facts, request, machine, source, jetpack, version, rejected, sp
         commands, steps = render(FRAMEWORK, f"jetson-{request.manager}-index", python=python,
                                  packages=packages, index_url=source.index_url)
         index_url = source.index_url
+    remove = _other_build(facts, version)
+    commands = _with_removal(request, facts, python, remove, commands)
     model = facts.jetson.model if facts.jetson and facts.jetson.model else "Jetson"
     reasons = [f"{model} on JetPack {jetpack}: "
                f"PyTorch comes from the JetPack-matched source ({source.kind}), never a generic aarch64 wheel",
                f"source: {source.wheel_url or source.index_url}"]
+    if remove:
+        reasons.append(_removal_reason(facts, remove))
     if source.note:
         reasons.append(source.note)
     warnings = []
