@@ -36,8 +36,10 @@ def resolve_target(python: Optional[str], environ: Mapping[str, str]) -> str:
 
 def _why_not_runnable(python: str) -> str:
     path = Path(python)
+    if os.sep not in python and "/" not in python:
+        return "not found on PATH"  # a bare name is looked up on PATH only, as a shell does
     if not path.exists():
-        return "no such file" if (os.sep in python or "/" in python) else "not found on PATH"
+        return "no such file"
     return "it is a directory" if path.is_dir() else "not an executable file"
 
 
