@@ -157,3 +157,22 @@ def test_python_fix_reads_the_target_platform(monkeypatch):
     p = make_plan(facts, PlanRequest("paddle"))
     assert not p.ok
     assert any(s.startswith("use Python 3.8–3.9 for paddle ") for s in p.steps), p.steps
+
+
+def test_same_version_of_another_cuda_build_is_removed_first():
+    """Paddle 3.x's CUDA builds share one version: an installed paddlepaddle-gpu 3.3.1 (of whatever
+    build) satisfies paddlepaddle-gpu==3.3.1, so the plan removes it first."""
+    p = plan("a100-current", facts_of("a100-current", paddlepaddle_gpu="3.3.1"))
+    assert (p.version, p.build) == ("3.3.1", "cu130")
+    assert p.commands[0][3:] == ("uninstall", "--yes", "paddlepaddle-gpu")
+    assert any("share one version number" in r for r in p.reasons)
+    older = plan("a100-current", facts_of("a100-current", paddlepaddle_gpu="3.2.2"))
+    assert len(older.commands) == 1  # another version: the pin replaces it
+
+
+def test_removing_the_cpu_build_reinstalls_the_gpu_build_too():
+    """Both installed: removing paddlepaddle deletes files of the shared module that paddlepaddle-gpu
+    also installed, so the GPU one is removed and installed again, even at the planned version."""
+    p = plan("a100-current", facts_of("a100-current", paddlepaddle="3.3.1", paddlepaddle_gpu="3.3.1"))
+    assert p.commands[0][3:] == ("uninstall", "--yes", "paddlepaddle", "paddlepaddle-gpu")
+    assert p.commands[1][3] == "install"

@@ -173,11 +173,15 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
     release = option.release
     python_exe = facts.python.executable or "python"
     installed = facts.python.packages or {}
-    other = "paddlepaddle" if option.gpu else "paddlepaddle-gpu"
-    commands: tuple = ()
-    if other in installed:
-        commands, _ = render(FRAMEWORK, f"{request.manager}-uninstall", python=python_exe, packages=[other])
+    dist, other = ("paddlepaddle-gpu", "paddlepaddle") if option.gpu else ("paddlepaddle", "paddlepaddle-gpu")
     package = matrix.gpu_requirement(release, option.build) if option.gpu else f"paddlepaddle=={release.version}"
+    same_version = option.gpu and _ambiguous_reinstall(installed, release, package)
+    # Removing the other one deletes files of the shared `paddle` module: this one is reinstalled too.
+    reinstall = dist in installed and (other in installed or same_version)
+    remove = [name for name in (other, dist if reinstall else None) if name and name in installed]
+    commands: tuple = ()
+    if remove:
+        commands, _ = render(FRAMEWORK, f"{request.manager}-uninstall", python=python_exe, packages=remove)
     index_url = None if option.from_registry else matrix.index_url(option.build)
     recipe = f"{request.manager}-{'registry' if option.from_registry else 'index'}"
     install, steps = render(FRAMEWORK, recipe, python=python_exe, packages=[package], index_url=index_url)
@@ -193,7 +197,12 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
     else:
         reasons.append("paddlepaddle (the CPU build) from the registry")
     if other in installed:
-        reasons.append(f"first removing {other}: CPU and GPU Paddle install the same module and must not be mixed")
+        reasons.append(f"first removing {', '.join(remove)}: CPU and GPU Paddle install the same module and must "
+                       f"not be mixed" + (f" (and removing {other} deletes files of {dist})" if reinstall else ""))
+    elif same_version:
+        reasons.append(f"first removing paddlepaddle-gpu {installed['paddlepaddle-gpu']}: Paddle's CUDA builds of "
+                       f"{release.version} share one version number, so pip would keep the installed one whichever "
+                       f"build it is")
     reasons += option.notes
     warnings = list(notes)
     if option.gpu and not release.bundles_cuda:
@@ -215,6 +224,14 @@ def _plan(facts, request, platform, python, option: Option, rejected_before, not
         framework=FRAMEWORK, version=release.version, build=option.build, python=python, manager=request.manager,
         index_url=index_url, commands=commands, reasons=tuple(reasons), rejected=common.rejections(rejected_before),
         warnings=tuple(warnings), replaces=replaces, steps=tuple(steps))
+
+
+def _ambiguous_reinstall(installed, release: matrix.Release, requirement: str) -> bool:
+    """The installed paddlepaddle-gpu has the version `requirement` pins, and several CUDA builds of
+    the release carry that version: pip cannot tell them apart and would keep the installed one."""
+    if f"paddlepaddle-gpu=={installed.get('paddlepaddle-gpu')}" != requirement:
+        return False
+    return sum(matrix.gpu_requirement(release, b) == requirement for b in release.builds) > 1
 
 
 def _no_conda(facts, request: PlanRequest) -> InstallPlan:
