@@ -240,3 +240,13 @@ def test_jetson_honours_the_version_request_and_the_matrix_shows_its_pick():
     other = plan("jetson-orin-jp62", version="2.15")
     assert not other.ok and "none matching ==2.15.*" in other.rejected[0].why
     assert plan("jetson-orin-jp62", version="2.16").version == "2.16.1+nv24.08"
+
+
+def test_removing_another_provider_reinstalls_tensorflow_of_the_same_version():
+    """tensorflow-cpu and tensorflow share the module's files: after removing tensorflow-cpu, pip
+    would keep the damaged tensorflow 2.17.1 for tensorflow==2.17.1, so it goes too."""
+    facts = facts_of("diag-dup-tf-cpu")  # tensorflow 2.17.1 + tensorflow-cpu 2.17.1
+    same = plan("diag-dup-tf-cpu", facts, version="2.17")
+    assert same.commands[0][3:] == ("uninstall", "--yes", "tensorflow-cpu", "tensorflow")
+    newer = plan("diag-dup-tf-cpu", facts)
+    assert newer.commands[0][3:] == ("uninstall", "--yes", "tensorflow-cpu")

@@ -250,7 +250,11 @@ def _conflicting(facts, option: Option, platform: str) -> list[str]:
     """Installed distributions that provide the tensorflow module but are not this plan's provider."""
     installed = facts.python.packages or {}
     keep = option.release.stub_for.get(platform)
-    return [name for name in PROVIDERS if name in installed and name != keep]
+    found = [name for name in PROVIDERS if name in installed and name != keep]
+    if found and installed.get("tensorflow") == option.release.version:
+        # Removing them deletes files of the shared module, and pip would keep this very version.
+        found.append("tensorflow")
+    return found
 
 
 def _replaces(facts) -> tuple[str, ...]:
