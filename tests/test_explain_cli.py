@@ -72,3 +72,36 @@ def test_probes_this_machine_without_facts(cli):
     assert r.returncode == 1, r.stderr
     (match,) = json.loads(r.stdout)["matches"]
     assert match["code"] in ("cpu-only-build", "no-gpu-platform", "jetson-wrong-wheel", "rosetta-python")
+
+
+def test_a_log_longer_than_the_limit_keeps_its_start_and_its_end(cli, tmp_path):
+    from envdoctor.commands.explain import HEAD_BYTES, TAIL_BYTES
+
+    noise = b"step 100 loss=0.25 lr=1e-4 all fine here\n"
+    log = tmp_path / "huge.log"
+    with open(log, "wb") as fh:
+        fh.write(b"Could not load dynamic library 'libcudnn.so.8'; dlerror: not found\n")
+        fh.write(noise * ((HEAD_BYTES + TAIL_BYTES) // len(noise) + 1000))
+        fh.write(b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    r = cli("explain", "--file", str(log), "--facts", facts("diag-clean-rtx4090"), "--json")
+    assert r.returncode == 1, r.stderr
+    assert [m["signature"] for m in json.loads(r.stdout)["matches"]] == ["tf-could-not-load-dynamic-library", "no-kernel-image"]
+
+
+def test_read_log_streams_a_pipe_and_skips_nothing_of_a_short_log():
+    import io
+
+    from envdoctor.commands.explain import HEAD_BYTES, TAIL_BYTES, read_log
+
+    class Pipe(io.BytesIO):
+        def seekable(self):
+            return False
+
+    line = b"x" * 99 + b"\n"
+    short = line * ((HEAD_BYTES + TAIL_BYTES) // len(line))
+    assert read_log(io.BytesIO(short)) == short.decode() == read_log(Pipe(short))
+    long = short + b"the end\n"
+    for stream in (io.BytesIO(long), Pipe(long)):
+        text = read_log(stream)
+        assert text.endswith("the end\n") and text.startswith("x" * 99)
+        assert len(text) == HEAD_BYTES + 1 + TAIL_BYTES

@@ -7,16 +7,20 @@ step can fail on it); 2 usage or input error (no text, unreadable file, bad fact
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Optional
 
 import typer
 
 from envdoctor.commands.common import FactsOption, PythonOption, obtain_facts
 from envdoctor.errors import UsageError
 
-MAX_BYTES = 5_000_000
+# A longer log is read as its first and last bytes: start-up warnings (TensorFlow's "Could not load
+# dynamic library") come first, the crash that ended the run comes last.
+HEAD_BYTES = 1_000_000
+TAIL_BYTES = 4_000_000
 
 
 def register(app: typer.Typer) -> None:
@@ -61,13 +65,29 @@ def read_input(text: Optional[str], file: Optional[str]) -> str:
     if file:
         try:
             with open(file, "rb") as fh:
-                data = fh.read(MAX_BYTES)
+                return read_log(fh)
         except OSError as exc:
             raise UsageError(f"cannot read log file {file}: {exc.strerror or exc}") from None
-        return data.decode("utf-8", errors="replace")
     if text == "-":
-        data = sys.stdin.buffer.read(MAX_BYTES)
-        return data.decode("utf-8", errors="replace")
+        return read_log(sys.stdin.buffer)
     if text is None or not text.strip():
         raise UsageError("no error text: pass it as an argument, '-' to read standard input, or --file LOG")
     return text
+
+
+def read_log(stream: BinaryIO) -> str:
+    """The log as text: all of it, or its first HEAD_BYTES and last TAIL_BYTES when it is longer."""
+    head = stream.read(HEAD_BYTES)
+    skipped = False
+    if stream.seekable():  # a file (or stdin redirected from one): jump to its tail
+        here = stream.tell()
+        end = stream.seek(0, os.SEEK_END)
+        skipped = end > here + TAIL_BYTES
+        stream.seek(end - TAIL_BYTES if skipped else here)
+    tail = bytearray()
+    for chunk in iter(lambda: stream.read(1 << 20), b""):
+        tail += chunk
+        if len(tail) > TAIL_BYTES:
+            del tail[:-TAIL_BYTES]
+            skipped = True
+    return (head + (b"\n" if skipped else b"") + tail).decode("utf-8", errors="replace")
