@@ -27,6 +27,7 @@ MAX_TEXT = 5_000_000  # characters of a log that are read
 EXCERPT = 300
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)")
 _PLANNED = {"pytorch", "tensorflow", "jax", "paddle"}
+_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^}]*))?\}")  # {name} or {name|text when the group did not match}
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,9 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
             pattern = re.compile(row["pattern"], re.IGNORECASE)
         except re.error as exc:
             raise MatrixError(f"{where}: bad pattern: {exc}") from None
+        unknown = {m.group(1) for key in ("cause", "fix") for m in _PLACEHOLDER.finditer(row[key])} - set(pattern.groupindex)
+        if unknown:
+            raise MatrixError(f"{where}: {{{sorted(unknown)[0]}}} is not a (?P<name>...) group of the pattern")
         found.append(Signature(id=row["id"], framework=row["framework"], pattern=pattern, codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"]))
@@ -159,7 +163,7 @@ def _excerpt(text: str, hit: re.Match) -> str:
 
 
 def _fill(template: str, groups: dict[str, str]) -> str:
-    return re.sub(r"\{(\w+)\}", lambda m: groups.get(m.group(1), m.group(0).strip("{}").replace("_", " ")), template)
+    return _PLACEHOLDER.sub(lambda m: groups.get(m.group(1)) or m.group(2) or m.group(1).replace("_", " "), template)
 
 
 # --- judging on the machine -----------------------------------------------------------------------

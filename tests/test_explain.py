@@ -140,6 +140,7 @@ def test_reinstall_signatures_add_this_machines_install_command():
     ({"id": "x", "framework": "cuda", "pattern": "a", "codes": [], "cause": "c", "fix": "f"}, "codes"),
     ({"id": "x", "framework": "cuda", "pattern": "a", "codes": ["Not Kebab"], "cause": "c", "fix": "f"}, "codes"),
     ({"id": "x", "framework": "cuda", "pattern": "a", "codes": ["a"], "fix": "f"}, "cause"),
+    ({"id": "x", "framework": "cuda", "pattern": "(?P<lib>a)", "codes": ["a"], "cause": "c {libb}", "fix": "f"}, "libb"),
 ])
 def test_broken_signature_rows_are_refused(row, problem):
     with pytest.raises(MatrixError, match=problem):
@@ -187,3 +188,10 @@ def test_a_missing_tensorflow_wheel_is_not_blamed_on_the_installed_torch():
     (item,) = explain("ERROR: No matching distribution found for tensorflow",
                       load_facts(MACHINES / "diag-py314-torch25.json")).matches
     assert item.code == "python-unsupported" and "TensorFlow" in item.confirmed.title
+
+
+def test_a_group_of_another_alternative_falls_back_to_its_text():
+    (match,) = find("ncclSystemError: System call (e.g. socket, malloc) or external library call failed")
+    assert "NCCL failed (an NCCL call returned an error)" in match.cause
+    (match,) = find("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8")
+    assert "NCCL failed (unhandled system error)" in match.cause
