@@ -9,7 +9,7 @@ import pytest
 from envdoctor.diagnose import diagnose
 from envdoctor.diagnose._common import cuda_of_tag, driver_at_least, local_tag
 from envdoctor.diagnose.cuda_libs import _fits
-from envdoctor.facts import Facts, load_facts
+from envdoctor.facts import Cudnn, Facts, load_facts
 
 MACHINES = Path(__file__).resolve().parent / "fixtures" / "machines"
 
@@ -186,3 +186,20 @@ def test_a_conda_torch_still_gets_its_driver_checked():
 def test_an_unused_system_cudnn_next_to_torchs_pip_cudnn_is_not_an_alarm():
     facts = with_packages(machine("diag-two-cudnn"), paddlepaddle_gpu=None)
     assert "cudnn-mismatch" not in codes(facts)
+
+
+@pytest.mark.parametrize("name, cudnn", [
+    ("diag-win-tf-new", Cudnn(version="9.1.0", source="system", path="C:/cudnn/bin/cudnn64_9.dll")),  # TF > 2.10: CPU-only
+    ("diag-gh200-tf", Cudnn(version="8.9.0", source="system", path="/usr/lib/aarch64-linux-gnu/libcudnn.so.8")),  # aarch64 wheel
+])
+def test_a_cpu_only_tensorflow_has_no_cudnn_to_mismatch(name, cudnn):
+    facts = dataclasses.replace(machine(name), cudnn=[cudnn])
+    assert "cudnn-mismatch" not in codes(facts)
+    assert codes(facts, "error") == codes(machine(name), "error")  # the same problems as without that cuDNN
+
+
+def test_a_cpu_only_tensorflow_needs_no_driver_for_the_cuda_wheels_of_another_framework():
+    facts = machine("diag-win-tf-new")
+    facts = with_packages(facts, nvidia_cuda_runtime_cu12="12.9.79")
+    facts = dataclasses.replace(facts, nvidia=dataclasses.replace(facts.nvidia, driver_version="512.15"))
+    assert "driver-too-old" not in codes(facts)

@@ -10,6 +10,7 @@ from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import (
     FRAMEWORK_NAMES, framework_named, framework_of, has_usable_gpu, major_minor, nvidia_wheels, package, plan_fix, public,
 )
+from envdoctor.diagnose.frameworks import tensorflow_gpu
 from envdoctor.facts import Cudnn, Facts
 from envdoctor.findings import Finding
 
@@ -47,7 +48,7 @@ def _framework_needs_other_cudnn(facts: Facts) -> Iterable[Finding]:
     if loaded is None or not has_usable_gpu(facts):
         return
     for framework, dist in (("tensorflow", "tensorflow"), ("jax", "jaxlib")):
-        version = package(facts, dist)
+        version = tensorflow_gpu(facts) if framework == "tensorflow" else package(facts, dist)
         if not version:
             continue
         deep = framework_of(facts, framework)
@@ -122,7 +123,7 @@ def _two_majors(facts: Facts) -> Iterable[Finding]:
 def _loads_system_cudnn(facts: Facts) -> Optional[str]:
     """An installed framework that takes cuDNN from the system, not from an nvidia-cudnn wheel."""
     pip = any(n.startswith("nvidia-cudnn") for n in nvidia_wheels(facts))
-    tf = package(facts, "tensorflow")
+    tf = tensorflow_gpu(facts)
     if tf and (not pip or not knowledge.tf_build(str(public(tf)))[2]):
         return "tensorflow"  # before [and-cuda] (2.14) TensorFlow always used the system cuDNN
     paddle = package(facts, "paddlepaddle-gpu")
@@ -165,7 +166,7 @@ def _toolkit_major(facts: Facts) -> Optional[str]:
 
 
 def _tensorflow_libs(facts: Facts) -> Iterable[Finding]:
-    version = package(facts, "tensorflow")
+    version = tensorflow_gpu(facts)
     if not version or facts.host.arch != "x86_64":
         return
     needs, _, and_cuda = knowledge.tf_build(str(public(version)))  # e.g. "12.5"

@@ -44,6 +44,19 @@ def torch_build(facts: Facts) -> tuple[Optional[str], Optional[str], str]:
     return version, default, f"registry default build of torch {public(version)} on {platform_key(facts)}"
 
 
+def tensorflow_gpu(facts: Facts) -> Optional[str]:
+    """The installed `tensorflow` when it is a build that can use an NVIDIA GPU here; None for a CPU-only
+    one (the deep probe's is_cuda_build, or no CUDA wheels for this platform in the matrix: native Windows
+    after 2.10, Linux aarch64), which loads no CUDA library, so its CUDA needs cannot be wrong."""
+    version = package(facts, "tensorflow")
+    if not version:
+        return None
+    deep = framework_of(facts, "tensorflow")
+    if deep and deep.version and not deep.import_error and deep.extra.get("is_cuda_build") is False:
+        return None
+    return None if knowledge.tf_has_gpu(str(public(version)), platform_key(facts)) is False else version
+
+
 # --- cpu-only-build --------------------------------------------------------------------------------
 
 
@@ -240,7 +253,7 @@ def _cuda_builds(facts: Facts) -> Iterable[tuple[str, str, str, str, str]]:
         yield "pytorch", "torch", version, torch_cuda, how
     runtime = pip_cuda_runtime(facts)
     for framework, dist in (("tensorflow", "tensorflow"), ("jax", "jaxlib"), ("paddle", "paddlepaddle-gpu")):
-        fw_version = package(facts, dist)
+        fw_version = tensorflow_gpu(facts) if framework == "tensorflow" else package(facts, dist)
         if not fw_version:
             continue
         deep = framework_of(facts, framework)
@@ -252,5 +265,5 @@ def _cuda_builds(facts: Facts) -> Iterable[tuple[str, str, str, str, str]]:
             source = f"python.packages.{plugin}" if plugin else ""
         if not cuda and runtime and framework != "jax":
             cuda, source = runtime, "the nvidia-cuda-runtime wheel in the environment"
-        if cuda and (framework != "pytorch"):
+        if cuda:
             yield framework, dist, fw_version, cuda, source

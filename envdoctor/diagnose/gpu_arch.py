@@ -11,7 +11,7 @@ from typing import Iterable, Optional  # noqa: F401
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import framework_of, gpu_ccs, package, plan_fix, public
-from envdoctor.diagnose.frameworks import platform_key, torch_build
+from envdoctor.diagnose.frameworks import platform_key, tensorflow_gpu, torch_build
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 
@@ -55,8 +55,8 @@ def _torch(facts: Facts) -> Iterable[Finding]:
 
 
 def _tensorflow_jax(facts: Facts) -> Iterable[Finding]:
-    tf = package(facts, "tensorflow")
-    if tf and knowledge.tf_has_gpu(str(public(tf)), platform_key(facts)):
+    tf = tensorflow_gpu(facts)
+    if tf:
         yield from _check("tensorflow", "tensorflow", tf, knowledge.gpu_archs("tensorflow", str(public(tf))), facts)
     plugin = next((n for n in sorted(facts.python.packages) if n.startswith("jax-cuda") and n.endswith("plugin")), None)
     jax = package(facts, "jax")
