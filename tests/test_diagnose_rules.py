@@ -203,3 +203,9 @@ def test_a_cpu_only_tensorflow_needs_no_driver_for_the_cuda_wheels_of_another_fr
     facts = with_packages(facts, nvidia_cuda_runtime_cu12="12.9.79")
     facts = dataclasses.replace(facts, nvidia=dataclasses.replace(facts.nvidia, driver_version="512.15"))
     assert "driver-too-old" not in codes(facts)
+
+
+def test_a_wheel_listed_for_one_release_of_another_jetpack_line_is_named():
+    facts = with_packages(machine("jetson-orin-jp51"), torch="2.4.0a0+07cecf4168.nv24.05.14710581")  # JetPack 6.0's
+    f = finding(facts, "jetson-wrong-wheel")
+    assert "JetPack 6.0, not for JetPack 5.1" in f.detail

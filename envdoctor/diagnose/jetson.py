@@ -17,7 +17,6 @@ from envdoctor.findings import Finding
 
 DISTS = (("pytorch", "torch"), ("tensorflow", "tensorflow"), ("jax", "jaxlib"), ("paddle", "paddlepaddle-gpu"),
          ("paddle", "paddlepaddle"))
-JETPACK_LINES = ("4", "5", "6", "7")
 
 
 @rule
@@ -72,11 +71,13 @@ def _why_wrong(facts: Facts, framework: str, dist: str, version: str) -> Optiona
 
 
 def _other_jetpack(facts: Facts, framework: str, version: str) -> Optional[str]:
+    """The JetPack of another major line whose Jetson builds list this version (rows for a whole line
+    like "5" and for one release like "5.0")."""
     mine = (facts.jetson.jetpack or "").split(".")[0]
-    for line in JETPACK_LINES:
-        if line == mine:
+    for jetpack in knowledge.jetpacks():
+        if jetpack.split(".")[0] == mine:
             continue
-        for source in knowledge.jetson_sources(line, framework):
+        for source in knowledge.jetson_sources(jetpack, framework):
             if version in source.versions:
                 return source.jetpack
     return None

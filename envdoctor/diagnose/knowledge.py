@@ -112,6 +112,11 @@ def jetson_sources(jetpack: Optional[str], framework: str, soc: Optional[str] = 
     return call("jetson", "framework_sources", jetpack, framework, soc) or ()
 
 
+def jetpacks() -> tuple[str, ...]:
+    """Every JetPack version the jetson matrix knows ("5.0", "5.1.2", "6.2"), oldest first."""
+    return tuple(dict.fromkeys(r.jetpack for r in call("jetson", "releases") or ()))
+
+
 def jetson_soc_cc(soc: Optional[str]) -> Optional[str]:
     return call("jetson", "soc_compute_capability", soc) if soc else None
 
