@@ -8,9 +8,12 @@
   Windows host's driver).
 - `driver_check(facts, cuda)` → a `DriverCheck` (truthy when the driver can run a prebuilt wheel of
   that CUDA) with the minimum and a sentence for the user.
+- `kernels_check(facts, archs, cuda, cc)` → does a build's kernel list run on a GPU (PTX also needs
+  the driver of the toolkit that wrote it); `driver_needed(...)` the driver a build needs here;
+  `driver_step` / `driver_hint` the sentences that name it.
+- `cuda_request(text)` → the --cuda option parsed once: ("cuda", "12.8"), ("rocm", "6.4"), ("cpu", None)...
 - `gpu_capabilities(facts)` → every NVIDIA GPU's compute capability (from the probe, else from the
   product name table).
-- `python_command(facts)` → the argv prefix that runs the target interpreter.
 - `Judged`: what every planner's Option shares (`problems`, `fits`, `why`, `verdict()`).
 - `rejected(candidate, why)`, `dedupe_rejections(...)` and `rejections(options)` for the `rejected`
   list of a plan; `nothing(...)` for a plan where nothing fits.
@@ -36,11 +39,6 @@ def target_python(facts) -> Optional[str]:
         return None
     parts = version.split(".")
     return ".".join(parts[:2]) if len(parts) >= 2 else None
-
-
-def python_tuple(version: str) -> tuple[int, int]:
-    major, minor = version.split(".")[:2]
-    return int(major), int(minor)
 
 
 def target_platform(facts) -> Optional[str]:
@@ -186,11 +184,6 @@ def unique(items: Iterable[str]) -> list[str]:
         if item not in seen:
             seen.append(item)
     return seen
-
-
-def python_command(facts) -> list[str]:
-    """argv prefix that runs the target interpreter ("python" when the probe did not find one)."""
-    return [facts.python.executable or "python"]
 
 
 class Judged:
