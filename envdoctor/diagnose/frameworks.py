@@ -179,23 +179,15 @@ def _version_problem(name: str, version: str, expected: Optional[str]) -> Option
 @rule
 def jax_version_skew(facts: Facts) -> Iterable[Finding]:
     jax, jaxlib = package(facts, "jax"), package(facts, "jaxlib")
-    if not jaxlib:
+    if not jax or not jaxlib:
         return
+    plugins = sorted(n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith(("-plugin", "-pjrt")))
     problems: list[str] = []
-    lib = public(jaxlib)
-    plugins = sorted(n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("-plugin"))
-    verdict = knowledge.jax_rule(str(public(jax)), str(lib), str(public(package(facts, plugins[0])))
-                                 if plugins else None) if jax and lib else None
-    if verdict:
-        problems.append(verdict)
-    elif jax and lib and public(jax) and lib > public(jax):
-        problems.append(f"jaxlib {jaxlib} is newer than jax {jax} (jaxlib must not be newer than jax)")
-    for name in sorted(facts.python.packages):
-        if name.startswith("jax-cuda") and (name.endswith("-plugin") or name.endswith("-pjrt")):
-            version = package(facts, name)
-            already = any(str(public(version)) in p for p in problems)
-            if public(version) != lib and not already:
-                problems.append(f"{name} {version} is not the same version as jaxlib {jaxlib} (they must match exactly)")
+    for plugin in (None, *plugins):  # the jax matrix's rule on jax + jaxlib, then with each CUDA plugin / PJRT
+        verdict = knowledge.jax_rule(str(public(jax)), str(public(jaxlib)),
+                                     str(public(package(facts, plugin))) if plugin else None)
+        if verdict and verdict not in problems:
+            problems.append(verdict)
     if not problems:
         return
     extra = next((n.split("-")[1] for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")), None)
@@ -205,8 +197,8 @@ def jax_version_skew(facts: Facts) -> Iterable[Finding]:
         detail=("; ".join(problems) + ". JAX loads its CUDA backend as a plugin built against one exact jaxlib; "
                 "mismatched pieces fail with 'Unable to initialize backend cuda', 'Mismatched PJRT plugin PJRT API "
                 "version', missing FFI handlers, or a segfault, and JAX silently falls back to the CPU."),
-        fix=plan_fix(facts, "jax", f"Reinstall them together: `pip install \"jax[{extra or 'cuda12'}]=={public(jax) or lib}\"`",
-                     version=f"=={public(jax) or lib}"),
+        fix=plan_fix(facts, "jax", f"Reinstall them together: `pip install \"jax[{extra or 'cuda12'}]=={public(jax)}\"`",
+                     version=f"=={public(jax)}"),
         evidence=tuple(f"python.packages.{n}={facts.python.packages[n]}" for n in sorted(facts.python.packages)
                        if n in ("jax", "jaxlib") or n.startswith("jax-cuda")),
     )
