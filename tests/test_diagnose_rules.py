@@ -9,7 +9,7 @@ import pytest
 from envdoctor.diagnose import diagnose
 from envdoctor.diagnose._common import cuda_of_tag, driver_at_least, local_tag
 from envdoctor.diagnose.cuda_libs import _fits
-from envdoctor.facts import Cudnn, Facts, load_facts
+from envdoctor.facts import CudaToolkit, Cudnn, Facts, load_facts
 
 MACHINES = Path(__file__).resolve().parent / "fixtures" / "machines"
 
@@ -209,3 +209,10 @@ def test_a_wheel_listed_for_one_release_of_another_jetpack_line_is_named():
     facts = with_packages(machine("jetson-orin-jp51"), torch="2.4.0a0+07cecf4168.nv24.05.14710581")  # JetPack 6.0's
     f = finding(facts, "jetson-wrong-wheel")
     assert "JetPack 6.0, not for JetPack 5.1" in f.detail
+
+
+def test_a_second_toolkit_of_the_right_major_is_found():
+    facts = machine("diag-tf-no-cuda-libs")
+    old, active = CudaToolkit(version="11.8", root="/usr/local/cuda-11.8"), CudaToolkit(version="12.3", root="/usr/local/cuda-12.3")
+    assert "cuda-libs-missing" in codes(facts)
+    assert "cuda-libs-missing" not in codes(dataclasses.replace(facts, cuda_toolkit=active, cuda_toolkits=[old, active]))

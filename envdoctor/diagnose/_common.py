@@ -111,6 +111,12 @@ def has_usable_gpu(facts: Facts) -> bool:
     return facts.has_usable_driver and bool(facts.gpus)
 
 
+def toolkits(facts: Facts) -> list:
+    """Every CUDA toolkit found, the active one (facts.cuda_toolkit) first."""
+    found = [facts.cuda_toolkit] if facts.cuda_toolkit else []
+    return found + [t for t in facts.cuda_toolkits if t and t not in found]
+
+
 def nvidia_wheels(facts: Facts) -> dict[str, str]:
     """Installed NVIDIA CUDA-library wheels (nvidia-cudnn-cu12, nvidia-cuda-runtime, ...)."""
     return {name: v for name, v in facts.python.packages.items() if name.startswith("nvidia-") and name != "nvidia-ml-py"}

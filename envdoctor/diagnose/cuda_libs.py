@@ -9,6 +9,7 @@ from typing import Iterable, Optional
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import (
     FRAMEWORK_NAMES, framework_named, framework_of, has_usable_gpu, major_minor, nvidia_wheels, package, plan_fix, public,
+    toolkits,
 )
 from envdoctor.diagnose.frameworks import tensorflow_gpu
 from envdoctor.facts import Cudnn, Facts
@@ -160,9 +161,9 @@ def cuda_libs_missing(facts: Facts) -> Iterable[Finding]:
     yield from _jax_local(facts)
 
 
-def _toolkit_major(facts: Facts) -> Optional[str]:
-    versions = [t.version for t in facts.cuda_toolkits + ([facts.cuda_toolkit] if facts.cuda_toolkit else []) if t and t.version]
-    return versions[0].split(".")[0] if versions else None
+def _toolkit_majors(facts: Facts) -> list[str]:
+    """The CUDA majors of the system toolkits found, the active one first: ["12", "11"]."""
+    return list(dict.fromkeys(t.version.split(".")[0] for t in toolkits(facts) if t.version))
 
 
 def _tensorflow_libs(facts: Facts) -> Iterable[Finding]:
@@ -174,18 +175,18 @@ def _tensorflow_libs(facts: Facts) -> Iterable[Finding]:
         return
     pip_runtime = any(n.startswith(("nvidia-cuda-runtime", "nvidia-cudnn")) for n in nvidia_wheels(facts))
     major = str(needs).split(".")[0]
-    if (pip_runtime and and_cuda) or _toolkit_major(facts) == major:
+    if (pip_runtime and and_cuda) or major in _toolkit_majors(facts):
         return
     yield Finding(
         code="cuda-libs-missing", severity="error", section="toolkit",
         title=f"tensorflow {version} will not find the CUDA {major}.x libraries it needs",
         detail=(f"TensorFlow {public(version)} was built for CUDA {needs}. It loads the CUDA and cuDNN libraries at run "
                 "time, from the pip wheels of `tensorflow[and-cuda]` or from a system installation; neither is here "
-                f"(system toolkit: {_toolkit_major(facts) or 'none'}). It prints \"Could not load dynamic library\" / "
+                f"(system toolkit: {' and '.join(_toolkit_majors(facts)) or 'none'}). It prints \"Could not load dynamic library\" / "
                 "\"Cannot dlopen some GPU libraries\" and runs on the CPU."),
         fix=plan_fix(facts, "tensorflow", "Install TensorFlow with its CUDA wheels: `python -m pip install \"tensorflow[and-cuda]\"`",
                      version=f"=={public(version)}"),
-        evidence=(f"python.packages.tensorflow={version}", f"cuda_toolkit={_toolkit_major(facts)}", "python.packages.nvidia-*=none"),
+        evidence=(f"python.packages.tensorflow={version}", f"cuda_toolkits={','.join(_toolkit_majors(facts)) or None}", "python.packages.nvidia-*=none"),
     )
 
 
@@ -210,15 +211,15 @@ def _jax_local(facts: Facts) -> Iterable[Finding]:
         return
     major = plugin[len("jax-cuda"):].split("-")[0]
     pip_libs = any(re.match(rf"nvidia-(cudnn|cuda-runtime)(-cu{major})?$", n) for n in nvidia_wheels(facts))
-    if pip_libs or (_toolkit_major(facts) == major and system_cudnn(facts)):
+    if pip_libs or (major in _toolkit_majors(facts) and system_cudnn(facts)):
         return
     yield Finding(
         code="cuda-libs-missing", severity="error", section="toolkit",
         title=f"{plugin} has no CUDA {major} libraries to load",
         detail=(f"The JAX CUDA plugin is installed without the nvidia-* wheels (a `cuda{major}-local` install), so it needs "
                 f"a system CUDA {major} toolkit and cuDNN; this machine has "
-                f"{'CUDA ' + _toolkit_major(facts) if _toolkit_major(facts) else 'no CUDA toolkit'}"
+                f"{'CUDA ' + ' and '.join(_toolkit_majors(facts)) if _toolkit_majors(facts) else 'no CUDA toolkit'}"
                 f"{' and no cuDNN' if not system_cudnn(facts) else ''}. JAX fails with \"CUDA backend failed to initialize\"."),
         fix=plan_fix(facts, "jax", f"Install the pip CUDA libraries: `pip install \"jax[cuda{major}]\"`"),
-        evidence=(f"python.packages.{plugin}={package(facts, plugin)}", f"cuda_toolkit={_toolkit_major(facts)}"),
+        evidence=(f"python.packages.{plugin}={package(facts, plugin)}", f"cuda_toolkits={','.join(_toolkit_majors(facts)) or None}"),
     )

@@ -8,7 +8,8 @@ from typing import Iterable, Optional
 
 from envdoctor.diagnose import rule
 from envdoctor.diagnose._common import (
-    has_usable_gpu, major_minor, nvidia_wheels, package, package_copies, pip_cuda_runtime, public,
+    cuda_of_tag, has_usable_gpu, local_tag, major_minor, nvidia_wheels, package, package_copies, pip_cuda_runtime,
+    public, toolkits,
 )
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
@@ -114,17 +115,16 @@ def library_path_shadowing(facts: Facts) -> Iterable[Finding]:
 
 
 def _cuda_entries(ld: str, facts: Facts) -> list[str]:
-    toolkits = {t.root.rstrip("/"): t.version for t in facts.cuda_toolkits + ([facts.cuda_toolkit] if facts.cuda_toolkit else [])
-                if t and t.root}
+    roots = {t.root.rstrip("/"): t.version for t in toolkits(facts) if t.root}
     cudnn_dirs = {c.path.rsplit("/", 1)[0] for c in facts.cudnn if c.path and not (c.source or "").startswith("pip")}
     pip_major = (pip_cuda_runtime(facts) or "").split(".")[0]
     found = []
     for entry in (e.rstrip("/") for e in ld.split(":") if e.strip()):
         if any(h in entry for h in _HARMLESS):
             continue
-        root = next((r for r in toolkits if entry == r or entry.startswith(r + "/")), None)
+        root = next((r for r in roots if entry == r or entry.startswith(r + "/")), None)
         if root is not None and entry not in cudnn_dirs:
-            other_major = toolkits[root] and pip_major and toolkits[root].split(".")[0] != pip_major
+            other_major = roots[root] and pip_major and roots[root].split(".")[0] != pip_major
             if not other_major:  # same CUDA major: same sonames (libcudart.so.12...), so the loader can mix them
                 found.append(entry)
         elif entry in cudnn_dirs:
@@ -165,12 +165,9 @@ def _cuda_home(facts: Facts) -> Iterable[Finding]:
     torch = package(facts, "torch")
     if not home or not torch or "+cu" not in torch:
         return
-    toolkit = next((t for t in facts.cuda_toolkits + ([facts.cuda_toolkit] if facts.cuda_toolkit else [])
-                    if t and t.root and t.root.rstrip("/") == home.rstrip("/") and t.version), None)
+    toolkit = next((t for t in toolkits(facts) if t.root and t.root.rstrip("/") == home.rstrip("/") and t.version), None)
     if toolkit is None:
         return
-    from envdoctor.diagnose._common import cuda_of_tag, local_tag
-
     torch_cuda = cuda_of_tag(local_tag(torch))
     if not torch_cuda or torch_cuda.split(".")[0] == toolkit.version.split(".")[0]:
         return
