@@ -7,7 +7,7 @@ matrix's binary-compatibility rule.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional  # noqa: F401
+from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import framework_of, gpu_ccs, package, plan_fix, public
@@ -32,55 +32,44 @@ def _torch(facts: Facts) -> Iterable[Finding]:
     arch_list, source = _torch_arch_list(facts, version, build)
     if how.startswith("conda") and source != "torch.cuda.get_arch_list()":
         return  # conda builds have their own arch lists; only the deep probe knows them
-    if not arch_list:
-        return
-    verdicts = [(i, name, cc, runs(arch_list, cc)) for i, name, cc in gpu_ccs(facts)]
-    missing = [(i, name, cc) for i, name, cc, verdict in verdicts if verdict is not None and not verdict.runs]
-    if not missing:
-        return
-    sm = sorted({"sm_" + cc.replace(".", "") for _, _, cc in missing})
-    gpus = ", ".join(f"GPU {i} {name or ''} (compute capability {cc})".replace("  ", " ") for i, name, cc in missing)
-    yield Finding(
-        code="gpu-arch-unsupported", severity="error", section="frameworks",
-        title=f"torch {version} has no kernels for {', '.join(sm)}",
-        detail=(f"This build ({build}) carries code for {' '.join(arch_list)} ({source}); {gpus} cannot run any of it. "
-                "torch.cuda.is_available() still says True, but the first real operation fails with \"no kernel image "
-                "is available for execution on the device\" (and torch warns that the GPU \"is not compatible with the "
-                "current PyTorch installation\")."),
-        fix=plan_fix(facts, "pytorch", f"Install a torch build whose arch list includes {', '.join(sm)}: "
-                     "`envdoctor install pytorch --cuda auto`"),
-        evidence=(f"python.packages.torch={version}", f"arch_list={','.join(arch_list)}",
-                  *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in missing)),
-    )
+    yield from _check(
+        facts, "pytorch", "torch", version, arch_list, f"This build ({build}) carries code for", source,
+        "torch.cuda.is_available() still says True, but the first real operation fails with \"no kernel image is "
+        "available for execution on the device\" (and torch warns that the GPU \"is not compatible with the current "
+        "PyTorch installation\").",
+        "Install a torch build whose arch list includes {sm}: `envdoctor install pytorch --cuda auto`")
 
 
 def _tensorflow_jax(facts: Facts) -> Iterable[Finding]:
+    consequence = "The framework fails on it or falls back to the CPU."
+    fallback = "Install a {framework} release whose CUDA build covers {sm} (`envdoctor matrix {framework}`)"
     tf = tensorflow_gpu(facts)
     if tf:
-        yield from _check("tensorflow", "tensorflow", tf, knowledge.gpu_archs("tensorflow", str(public(tf))), facts)
+        yield from _check(facts, "tensorflow", "tensorflow", tf, knowledge.gpu_archs("tensorflow", str(public(tf))),
+                          "Its CUDA build carries", "tensorflow matrix", consequence, fallback)
     plugin = next((n for n in sorted(facts.python.packages) if n.startswith("jax-cuda") and n.endswith("plugin")), None)
     jax = package(facts, "jax")
     if plugin and jax:
         extra = plugin[len("jax-"):].split("-plugin")[0]
-        yield from _check("jax", plugin, package(facts, plugin), knowledge.gpu_archs("jax", str(public(jax)), extra), facts)
+        yield from _check(facts, "jax", plugin, package(facts, plugin), knowledge.gpu_archs("jax", str(public(jax)), extra),
+                          "Its CUDA build carries", "jax matrix", consequence, fallback)
 
 
-def _check(framework: str, dist: str, version: str, arch_list, facts: Facts) -> Iterable[Finding]:
+def _check(facts: Facts, framework: str, dist: str, version: str, arch_list, carries: str, source: str,
+           consequence: str, fallback: str) -> Iterable[Finding]:
+    """gpu-arch-unsupported for the GPUs of this machine that a build with `arch_list` cannot run on."""
     if not arch_list:
         return
-    missing = [(i, name, cc) for i, name, cc in gpu_ccs(facts)
-               if (v := runs(arch_list, cc)) is not None and not v.runs]
+    missing = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if (v := runs(arch_list, cc)) is not None and not v.runs]
     if not missing:
         return
-    sm = sorted({"sm_" + cc.replace(".", "") for _, _, cc in missing})
+    sm = ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in missing}))
+    gpus = ", ".join(f"GPU {i} {name or ''} (compute capability {cc})".replace("  ", " ") for i, name, cc in missing)
     yield Finding(
         code="gpu-arch-unsupported", severity="error", section="frameworks",
-        title=f"{dist} {version} has no kernels for {', '.join(sm)}",
-        detail=(f"Its CUDA build carries {' '.join(arch_list)} ({framework} matrix); "
-                + ", ".join(f"GPU {i} {name or ''} (compute capability {cc})" for i, name, cc in missing)
-                + " cannot run any of it, so the framework fails on it or falls back to the CPU."),
-        fix=plan_fix(facts, framework, f"Install a {framework} release whose CUDA build covers {', '.join(sm)} "
-                     f"(`envdoctor matrix {framework}`)"),
+        title=f"{dist} {version} has no kernels for {sm}",
+        detail=f"{carries} {' '.join(arch_list)} ({source}); {gpus} cannot run any of it. {consequence}",
+        fix=plan_fix(facts, framework, fallback.format(sm=sm, framework=framework)),
         evidence=(f"python.packages.{dist}={version}", f"arch_list={','.join(arch_list)}",
                   *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in missing)),
     )
