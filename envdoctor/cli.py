@@ -48,13 +48,33 @@ def main() -> None:
     from envdoctor.matrix.loader import MatrixError
 
     try:
-        app()  # standalone: click reports bad options itself, with exit code 2
+        code = app(standalone_mode=False)
     except (UsageError, FactsError, MatrixError) as exc:
         _fail(str(exc))
-    except Exception as exc:  # anything unexpected: one line, not a traceback
+    except typer.Abort:
+        _fail("aborted", code=1)
+    except KeyboardInterrupt:
+        _fail("interrupted", code=130)
+    except Exception as exc:
+        if _is_usage_error(exc):
+            if not exc.format_message():  # no arguments at all: the help was the answer
+                sys.exit(exc.exit_code)
+            _fail(_usage_line(exc), code=exc.exit_code)
         if os.environ.get("ENVDOCTOR_DEBUG"):
             raise
         _fail(f"internal error: {type(exc).__name__}: {exc} (set ENVDOCTOR_DEBUG=1 for the traceback)")
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """click's (typer's) errors for bad options and arguments: they know how to phrase themselves."""
+    return callable(getattr(exc, "format_message", None)) and hasattr(exc, "exit_code")
+
+
+def _usage_line(exc: Exception) -> str:
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "envdoctor"
+    return f"{exc.format_message()} (see '{command} --help')"
 
 
 def _fail(message: str, code: int = 2) -> None:

@@ -38,3 +38,13 @@ def test_an_error_message_is_always_one_line(capsys):
         cli._fail("internal error: ValueError: first\n  second\n")
     assert exited.value.code == 2
     assert capsys.readouterr().err == "envdoctor: error: internal error: ValueError: first second\n"
+
+
+def test_click_usage_errors_are_one_line(cli):
+    for args, text in ((("check", "--bogus"), "No such option: --bogus"),
+                       (("smoke", "--timeout", "abc"), "'abc' is not a valid float"),
+                       (("install",), "Missing argument")):
+        result = cli(*args)
+        assert result.returncode == 2
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("envdoctor: error: ") and text in lines[0], result.stderr
