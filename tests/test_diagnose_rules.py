@@ -216,3 +216,12 @@ def test_a_second_toolkit_of_the_right_major_is_found():
     old, active = CudaToolkit(version="11.8", root="/usr/local/cuda-11.8"), CudaToolkit(version="12.3", root="/usr/local/cuda-12.3")
     assert "cuda-libs-missing" in codes(facts)
     assert "cuda-libs-missing" not in codes(dataclasses.replace(facts, cuda_toolkit=active, cuda_toolkits=[old, active]))
+
+
+@pytest.mark.parametrize("kernel, wsl1", [("4.4.0-19041-Microsoft", True), ("4.19.128-microsoft-standard", False),
+                                          ("5.15.153.1-microsoft-standard-WSL2", False)])
+def test_wsl1_is_told_from_the_older_wsl2_kernels(kernel, wsl1):
+    facts = machine("diag-wsl-ok")
+    facts = dataclasses.replace(facts, host=dataclasses.replace(facts.host, kernel=kernel))
+    titles = [f.title for f in diagnose(facts) if f.code == "wsl-gpu-setup"]
+    assert any("WSL 1" in t for t in titles) is wsl1

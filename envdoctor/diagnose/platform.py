@@ -38,7 +38,8 @@ def wsl_gpu_setup(facts: Facts) -> Iterable[Finding]:
     if not host.wsl:
         return
     ev = ["host.wsl=true", f"host.kernel={host.kernel}"]
-    if host.kernel and "microsoft" in host.kernel.lower() and "wsl2" not in host.kernel.lower():
+    kernel = (host.kernel or "").lower()  # WSL 1: "4.4.0-19041-Microsoft"; WSL 2: "…-microsoft-standard[-WSL2]"
+    if "microsoft" in kernel and "microsoft-standard" not in kernel and "wsl2" not in kernel:
         yield Finding(
             code="wsl-gpu-setup", severity="warning", section="platform",
             title="This is WSL 1, which has no GPU support",
