@@ -25,7 +25,9 @@ from envdoctor.matrix.loader import MatrixError, load
 
 MAX_TEXT = 5_000_000  # characters of a log that are read
 EXCERPT = 300
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)")
+# Terminal control sequences: CSI (colours, cursor), OSC (titles, links), character-set selection
+# (`tput sgr0` writes ESC ( B), and the two-byte ones (keypad, save/restore cursor).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()*+][0-~]|\x1b[=>78DEHMc]")
 _PLANNED = {"pytorch", "tensorflow", "jax", "paddle"}
 _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^}]*))?\}")  # {name} or {name|text when the group did not match}
 

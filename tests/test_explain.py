@@ -195,3 +195,11 @@ def test_a_group_of_another_alternative_falls_back_to_its_text():
     assert "NCCL failed (an NCCL call returned an error)" in match.cause
     (match,) = find("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:825, unhandled system error, NCCL version 2.7.8")
     assert "NCCL failed (unhandled system error)" in match.cause
+
+
+def test_tput_resets_and_terminal_links_are_removed():
+    red, reset = "\x1b[31m", "\x1b(B\x1b[m"  # what `tput setaf 1` / `tput sgr0` write
+    link = "\x1b]8;;https://example.org\x1b\\docs\x1b]8;;\x1b\\"
+    text = f"{red}RuntimeError: CUDA error: no kernel image{reset} is available for execution on the device {link}\x1b7\x1b8"
+    assert clean(text) == "RuntimeError: CUDA error: no kernel image is available for execution on the device docs"
+    assert [m.signature.id for m in find(text)] == ["no-kernel-image"]
