@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -222,9 +223,24 @@ def _build(cls: type, data: Any, where: str) -> Any:
     for f in dataclasses.fields(cls):
         if f.name in data:
             kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{where}.{f.name}")
+            _check_format(f.name, kwargs[f.name], f"{where}.{f.name}")
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise FactsError(f"{where}: missing {f.name!r}")
     return cls(**kwargs)
+
+
+# Values later stages compare as versions: a recorded machine must spell them as the probes do.
+_FORMATS = {  # field name -> (pattern, an example)
+    "compute_capability": (re.compile(r"^\d+\.\d+$"), "12.0"),
+    "driver_version": (re.compile(r"^\d+(\.\d+)*$"), "570.124.04"),
+    "driver_cuda": (re.compile(r"^\d+\.\d+$"), "12.8"),
+}
+
+
+def _check_format(name: str, value: Any, where: str) -> None:
+    pattern, example = _FORMATS.get(name, (None, None))
+    if pattern is not None and isinstance(value, str) and not pattern.match(value):
+        raise FactsError(f"{where}: {value!r} is not a version like {example!r}")
 
 
 def _convert(tp: Any, value: Any, where: str) -> Any:
