@@ -194,8 +194,11 @@ def _judge(match: Match, findings: list[Finding], facts: Facts) -> Explained:
         if confirmed is not None:
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
     fix: tuple[Fix, ...] = (match.generic_fix,)
-    if match.signature.plan_fix and match.signature.framework in _PLANNED:
-        fix = _planner_fix(facts, match.signature.framework) + fix
+    if match.signature.plan_fix and framework in _PLANNED:  # this machine's install command, then the why
+        from envdoctor.diagnose._common import plan_fix
+
+        planned = plan_fix(facts, framework, match.generic_fix)
+        fix = planned if match.generic_fix in planned else planned + fix
     return Explained(match, match.signature.codes[0], None, fix)
 
 
@@ -225,15 +228,3 @@ def _explain_check(code: str, match: Match, facts: Facts) -> Optional[Finding]:
         return no_release_for_python(facts, match.signature.framework)
     return None
 
-
-def _planner_fix(facts: Facts, framework: str) -> tuple[Fix, ...]:
-    """This machine's install command for the framework, when the planner finds one that fits."""
-    try:
-        from envdoctor.plan import PlanRequest, make_plan
-
-        plan = make_plan(facts, PlanRequest(framework=framework))
-    except Exception:
-        return ()
-    if plan.ok:
-        return tuple(tuple(c) for c in plan.commands) + tuple(plan.steps)
-    return tuple(plan.steps)
