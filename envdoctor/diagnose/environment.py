@@ -216,7 +216,8 @@ def _two_copies(facts: Facts) -> Iterable[Finding]:
             detail=("Two installations of the same distribution (left behind by an interrupted upgrade, or one in "
                     "user site-packages and one in the environment). Which one Python imports depends on sys.path "
                     "order, and their files can be mixed."),
-            fix=(_uninstall(facts, name), _uninstall(facts, name),
+            fix=(_uninstall(facts, name), ("run it again" if len(copies) == 2 else f"run it {len(copies) - 1} more times")
+                 + ": pip removes one copy per run",
                  f"then reinstall one copy of {name} (`envdoctor install` gives the command)"),
             evidence=(f"python.packages.{name}={value}",),
         )
