@@ -8,7 +8,7 @@ from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import (
-    FRAMEWORK_NAMES, TORCH_COMPANIONS, cuda_of_tag, driver_at_least, framework_of, has_usable_gpu, local_tag,
+    DEEP_KEYS, FRAMEWORK_NAMES, TORCH_COMPANIONS, cuda_of_tag, driver_at_least, framework_of, has_usable_gpu, local_tag,
     major_minor, package, package_copies, pip_cuda_runtime, plan_fix, public,
 )
 from envdoctor.facts import Facts
@@ -250,7 +250,7 @@ def _cuda_builds(facts: Facts) -> Iterable[tuple[str, str, str, str, str]]:
             continue
         deep = framework_of(facts, framework)
         cuda = major_minor(deep.cuda) if deep and deep.cuda else None
-        source = f"frameworks.{dist}.cuda" if cuda else ""
+        source = f"frameworks.{DEEP_KEYS[framework]}.cuda" if cuda else ""
         if not cuda and framework == "jax":
             plugin = next((n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")), None)
             cuda = f"{plugin[len('jax-cuda'):].split('-')[0]}.0" if plugin else None
