@@ -225,3 +225,10 @@ def test_wsl1_is_told_from_the_older_wsl2_kernels(kernel, wsl1):
     facts = dataclasses.replace(facts, host=dataclasses.replace(facts.host, kernel=kernel))
     titles = [f.title for f in diagnose(facts) if f.code == "wsl-gpu-setup"]
     assert any("WSL 1" in t for t in titles) is wsl1
+
+
+def test_cuda_home_is_compared_with_the_default_build_of_an_untagged_torch():
+    facts = machine("diag-cudahome-mismatch")
+    assert "+cu" in facts.python.packages["torch"]
+    untagged = with_packages(facts, torch=facts.python.packages["torch"].split("+")[0])
+    assert [f.title for f in diagnose(untagged) if "CUDA_HOME" in f.title]

@@ -8,9 +8,10 @@ from typing import Iterable, Optional
 
 from envdoctor.diagnose import rule
 from envdoctor.diagnose._common import (
-    cuda_of_tag, has_usable_gpu, local_tag, major_minor, nvidia_wheels, package, package_copies, pip_cuda_runtime,
-    public, toolkits,
+    cuda_of_tag, has_usable_gpu, major_minor, nvidia_wheels, package, package_copies, pip_cuda_runtime, public,
+    toolkits,
 )
+from envdoctor.diagnose.frameworks import torch_build
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 
@@ -162,14 +163,12 @@ def _cudnn_conflict(entries: list[str], facts: Facts) -> Optional[str]:
 
 def _cuda_home(facts: Facts) -> Iterable[Finding]:
     home = facts.env.get("CUDA_HOME")
-    torch = package(facts, "torch")
-    if not home or not torch or "+cu" not in torch:
+    torch, build, _ = torch_build(facts)  # +cu124, or the registry's default build of an untagged torch
+    torch_cuda = cuda_of_tag(build)
+    if not home or not torch_cuda:
         return
     toolkit = next((t for t in toolkits(facts) if t.root and t.root.rstrip("/") == home.rstrip("/") and t.version), None)
-    if toolkit is None:
-        return
-    torch_cuda = cuda_of_tag(local_tag(torch))
-    if not torch_cuda or torch_cuda.split(".")[0] == toolkit.version.split(".")[0]:
+    if toolkit is None or torch_cuda.split(".")[0] == toolkit.version.split(".")[0]:
         return
     yield Finding(
         code="library-path-shadowing", severity="warning", section="toolkit",
