@@ -105,7 +105,8 @@ def test_nothing_fits_exits_1_and_says_what_to_change():
 
 @pytest.mark.parametrize("args, message", [
     (["torchh"], "unknown framework 'torchh' (choose pytorch, tensorflow, jax or paddle); did you mean 'torch'?"),
-    (["pytorch", "--cuda", "12"], "--cuda '12' is not one of: auto, cpu, a CUDA version (12.8), a build (cu128), rocm6.4"),
+    (["pytorch", "--cuda", "12"], "--cuda '12': PyTorch builds name a CUDA minor too: 12.8 or cu128"),
+    (["pytorch", "--cuda", "twelve"], "--cuda 'twelve': use auto, cpu, a CUDA version (12.8), a tag (cu128) or rocmX.Y"),
     (["pytorch", "--manager", "poetry"], "--manager 'poetry' is not one of: pip, uv, conda"),
     (["pytorch", "--version", "two"], "--version 'two' is neither a version (2.6) nor a specifier ('>=2.5,<2.8')"),
     (["pytorch", "--facts", "x.json", "--python", "/usr/bin/python3"], "--facts and --python name two different targets; give one of them"),
