@@ -1,6 +1,6 @@
 import pytest
 
-from envdoctor.matrix.loader import MatrixError, data_dir, load, load_file
+from envdoctor.matrix.loader import MatrixError, data_dir, load_file
 from envdoctor.plan.recipes import fill_argv
 
 

@@ -7,7 +7,6 @@ installation failed; 2 usage error (bad option, unknown framework, a refused --r
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Optional
 

@@ -570,7 +570,6 @@ def _choose_conda(facts, request, machine: Machine, spec, tag) -> InstallPlan:
     if machine.accelerator == "rocm" and tag != "cpu":
         return _nothing(request, machine, [], ["conda-forge has no ROCm build of PyTorch; use --manager pip "
                                                "(ROCm wheels) or --cuda cpu"], [])
-    release = matrix.release(version) or next(r for r in matrix.releases() if r.series == row.series)
     rejected, chosen_cuda, notes = [], None, []
     if machine.accelerator == "cuda" and tag != "cpu" and not machine.platform.startswith("macos"):
         for cuda in sorted(row.cuda, key=lambda c: tuple(int(p) for p in c.split(".")), reverse=True):
