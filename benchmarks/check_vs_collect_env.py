@@ -28,6 +28,12 @@ def wall_times(argv: list[str], runs: int) -> list[float]:
     return times
 
 
+def envdoctor_package() -> str:
+    found = subprocess.run([sys.executable, "-c", "import envdoctor; print(envdoctor.__file__)"],
+                           capture_output=True, text=True, check=False)
+    return found.stdout.strip()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
@@ -43,6 +49,10 @@ def main() -> int:
         print("torch is not importable here: install it (e.g. pip install torch==2.13.0) to compare", file=sys.stderr)
         return 2
 
+    # pip compiles an installed package's bytecode; an editable checkout under PYTHONDONTWRITEBYTECODE
+    # would otherwise recompile envdoctor on every run and measure the compiler, not envdoctor.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(envdoctor_package())],
+                   capture_output=True, check=False)
     print(f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, {args.runs} runs each (medians)")
     medians = {}
     for label, argv in commands.items():
