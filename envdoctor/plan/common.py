@@ -373,3 +373,24 @@ def series_heads(releases: Iterable) -> list:
             chosen.append(r)
     return chosen
 
+
+def wheel_problems(release, facts, platform: str, python: Optional[str], wheel: str = "wheel") -> list[tuple[str, str]]:
+    """What keeps a release's wheels off this machine: none for the platform, none for the target
+    Python, or a manylinux tag newer than the system glibc. `release` offers pythons() and glibc_for()."""
+    have = release.pythons(platform)
+    if not have:
+        return [("platform", f"no {wheel} for {platform}")]
+    problems = []
+    if python and python not in have:
+        problems.append(("python", f"no {wheel} for Python {python} on {platform} (has {python_span(have)})"))
+    glibc = glibc_too_old(facts, release.glibc_for(platform))
+    if glibc:
+        problems.append(("platform", glibc))
+    return problems
+
+
+def python_span(pythons) -> str:
+    """('3.11', '3.12', '3.13', '3.13t') -> '3.11–3.13' (free-threaded builds left out of the range)."""
+    plain = [p for p in pythons if not p.endswith("t")]
+    return f"{plain[0]}–{plain[-1]}" if plain else ", ".join(pythons)
+

@@ -73,23 +73,10 @@ def series_heads(spec) -> list[matrix.Release]:
 # --- judging --------------------------------------------------------------------------------------
 
 def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list[str]) -> Option:
-    release = option.release
-    have = release.pythons(platform)
-    if not have:
-        option.problems.append(("platform", f"no jaxlib wheel for {platform}"))
-    elif python and python not in have:
-        option.problems.append(("python", f"no jaxlib wheel for Python {python} (has {_span(have)})"))
-    glibc = common.glibc_too_old(facts, release.glibc_for(platform))
-    if glibc:
-        option.problems.append(("platform", glibc))
+    option.problems.extend(common.wheel_problems(option.release, facts, platform, python, "jaxlib wheel"))
     if option.gpu:
         _judge_plugin(option, facts, platform, python, ccs)
     return option
-
-
-def _span(pythons) -> str:
-    plain = [p for p in pythons if not p.endswith("t")]
-    return f"{plain[0]}–{plain[-1]}" if plain else ", ".join(pythons)
 
 
 def _judge_plugin(option: Option, facts, platform: str, python: Optional[str], ccs: list[str]) -> None:
@@ -267,7 +254,7 @@ def _fixes(judged: list[Option], facts, platform: str, builds: list[str]) -> lis
     kinds = set().union(*(o.kinds for o in judged[: len(builds)]))
     if "python" in kinds:
         pythons = newest.release.pythons(platform)
-        steps.append(f"use Python {_span(pythons)} for jax {newest.release.version}")
+        steps.append(f"use Python {common.python_span(pythons)} for jax {newest.release.version}")
     if "driver" in kinds:
         option = next(o for o in judged[: len(builds)] if o.plugin and "driver" in o.kinds)
         minimum = common.drivers.wheel_min_driver(option.plugin.cuda_build, common.driver_os(facts))

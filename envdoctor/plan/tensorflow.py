@@ -75,15 +75,7 @@ def series_heads(spec) -> list[matrix.Release]:
 # --- judging one option ---------------------------------------------------------------------------
 
 def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list[str]) -> Option:
-    release = option.release
-    have = release.pythons(platform)
-    if not have:
-        option.problems.append(("platform", f"no wheel for {platform}"))
-    elif python and python not in have:
-        option.problems.append(("python", f"no wheel for Python {python} on {platform} (has {have[0]}–{have[-1]})"))
-    glibc = common.glibc_too_old(facts, release.glibc_for(platform))
-    if glibc:
-        option.problems.append(("platform", glibc))
+    option.problems.extend(common.wheel_problems(option.release, facts, platform, python))
     if option.gpu:
         _judge_gpu(option, facts, platform, ccs)
     if option.build == "metal":
