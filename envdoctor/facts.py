@@ -30,11 +30,12 @@ class Host:
     kernel: Optional[str] = None
     arch: Optional[str] = None  # x86_64 | aarch64 | arm64 (Apple)
     glibc: Optional[str] = None
-    wsl: bool = False
+    wsl: Optional[bool] = None
     container: Optional[str] = None  # docker | podman | kubernetes | lxc | None
     os_version: Optional[str] = None  # macOS "15.1", Windows "10.0.26100"
     machine_arch: Optional[str] = None  # the hardware's arch when the Python runs translated
-    rosetta: bool = False  # an x86_64 Python on Apple silicon
+    rosetta: Optional[bool] = None  # an x86_64 Python on Apple silicon
+    hostname: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class PythonEnv:
 
 @dataclass(frozen=True)
 class Gpu:
-    index: int
+    index: Optional[int] = None
     name: Optional[str] = None
     compute_capability: Optional[str] = None  # "12.0"
     memory_total_mib: Optional[int] = None
@@ -80,7 +81,7 @@ class Nvidia:
     gpus: list[Gpu] = field(default_factory=list)
     pci_devices: list[PciDevice] = field(default_factory=list)
     kernel_module: Optional[str] = None  # version of the loaded nvidia.ko, if any
-    nouveau_loaded: bool = False
+    nouveau_loaded: Optional[bool] = None
     # A recognised failure: no-driver-communication | driver-library-mismatch | nvml-unknown-error
     failure: Optional[str] = None
     failure_text: Optional[str] = None
@@ -143,6 +144,16 @@ class ProbeError:
     message: str
 
 
+# Top-level blocks a probe records. In a document that lists them under "recorded", a block that is
+# null there was looked at and found absent ("not a Jetson"); anywhere else null means unknown.
+BLOCKS = ("host", "python", "nvidia", "cuda_toolkit", "cuda_toolkits", "cudnn", "jetson", "amd", "frameworks",
+          "env", "errors")
+# Lists and objects whose null (or absence) means "not recorded": in Python they read as empty, and
+# `Facts.known(path)` tells an empty one that was recorded from one nobody recorded.
+CONTAINERS = ("python.packages", "python.conda_packages", "python.nvidia_wheel_dirs", "nvidia.gpus",
+              "nvidia.pci_devices", "cuda_toolkits", "cudnn", "amd.gpus", "frameworks", "env", "errors")
+
+
 @dataclass(frozen=True)
 class Facts:
     schema: str = SCHEMA
@@ -158,9 +169,25 @@ class Facts:
     frameworks: dict[str, Framework] = field(default_factory=dict)
     env: dict[str, Optional[str]] = field(default_factory=dict)
     errors: list[ProbeError] = field(default_factory=list)
+    # The blocks a probe recorded (their null means "none"); None for a hand-written document.
+    recorded: Optional[tuple[str, ...]] = None
+    # Container paths (CONTAINERS) given as null or left out: unknown, although they read as empty.
+    unrecorded: frozenset = frozenset()
+    # Values the completion stage derived from the matrices: path -> the matrix row it came from.
+    inferred: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        data.pop("unrecorded")
+        for path in self.unrecorded:
+            _set_path(data, path, None)
+        if self.recorded is None:
+            data.pop("recorded")
+        else:
+            data["recorded"] = list(self.recorded)
+        if not self.inferred:
+            data.pop("inferred")
+        return data
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False)
@@ -173,35 +200,149 @@ class Facts:
         if schema != SCHEMA:
             what = "no facts schema" if schema is None else f"unknown facts schema {schema!r}"
             raise FactsError(f"{what} (expected {SCHEMA!r})")
-        return _build(cls, data, "facts")
+        facts = _build(cls, {k: v for k, v in data.items() if k not in ("recorded", "unrecorded", "inferred")}, "facts")
+        unrecorded = frozenset(p for p in CONTAINERS if _parent_given(data, p) and _get_path(data, p) is None)
+        return dataclasses.replace(facts, recorded=_recorded(data), unrecorded=unrecorded,
+                                   inferred=_inferred(data.get("inferred")))
+
+    def known(self, path: str) -> bool:
+        """Whether a fact was recorded: a value, or a block a probe looked at and found absent.
+        `known("nvidia.gpus")` is False for a document that says nothing of GPUs, True for `"gpus": []`."""
+        if path in self.unrecorded:
+            return False
+        if _get_path(self, path) is not None:
+            return True
+        return self.recorded is not None and path.split(".")[0] in self.recorded
+
+    def is_inferred(self, path: str) -> bool:
+        return path in self.inferred
 
     @property
     def gpus(self) -> list[Gpu]:
         return self.nvidia.gpus if self.nvidia else []
 
     @property
+    def driver_present(self) -> Optional[bool]:
+        """True: a working NVIDIA driver was seen; False: recorded as absent or failing; None: unknown."""
+        nv = self.nvidia
+        if nv is not None and nv.failure:
+            return False
+        if nv is not None and nv.driver_version:
+            return True
+        return False if self.known("nvidia.driver_version") else None
+
+    @property
     def has_usable_driver(self) -> bool:
-        return bool(self.nvidia and self.nvidia.driver_version and not self.nvidia.failure)
+        return self.driver_present is True
+
+
+def _recorded(data: dict) -> Optional[tuple[str, ...]]:
+    recorded = data.get("recorded")
+    if recorded is not None:
+        if not isinstance(recorded, list) or not all(isinstance(b, str) for b in recorded):
+            raise FactsError("facts.recorded: expected a list of block names")
+        return tuple(b for b in recorded if b in BLOCKS)
+    # Written by a probe before "recorded" existed: every key was written, a null block meant "none".
+    legacy = data.get("collected_at") and all(k in data for k in ("nvidia", "cuda_toolkit", "cudnn", "jetson", "errors"))
+    if not legacy:
+        return None
+    blocks = [b for b in BLOCKS if b in data]
+    if not data.get("frameworks"):
+        blocks = [b for b in blocks if b != "frameworks"]  # `{}` there meant "--deep did not run"
+    return tuple(blocks)
+
+
+def _inferred(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise FactsError("facts.inferred: expected an object of fact paths and the matrix rows they came from")
+    return dict(value)
+
+
+def _get_path(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if obj is None:
+            return None
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+    return obj
+
+
+def _parent_given(data: dict, path: str) -> bool:
+    parent = path.rpartition(".")[0]
+    return not parent or isinstance(_get_path(data, parent), dict)
+
+
+def _set_path(data: dict, path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        data = data.get(part) if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            return
+    data[last] = value
+
+
+MAX_FACTS_BYTES = 8_000_000
+MAX_DEPTH = 32
 
 
 def load_facts(path: str | Path) -> Facts:
     """Read a recorded machine. Raises FactsError with a one-line reason."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise FactsError(f"cannot read facts file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise FactsError(f"facts file {path} is not UTF-8 text") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FactsError(f"facts file {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = parse_json(read_bounded(path, "facts file"), f"facts file {path}")
     # A whole report (`check --json`) carries its facts inside.
     if isinstance(data, dict) and str(data.get("schema")).startswith("envdoctor.report/"):
         if "facts" not in data:
             raise FactsError(f"report file {path} has no \"facts\"")
         data = data["facts"]
-    return Facts.from_dict(data)
+    facts = Facts.from_dict(data)
+    check_framework_versions(facts)
+    return facts
+
+
+def read_bounded(path: str | Path, what: str, limit: int = MAX_FACTS_BYTES) -> str:
+    """A regular file's text, refusing FIFOs, devices and files over `limit` bytes."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise FactsError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FactsError(f"{what} {path} is not a regular file")
+        raw = fh.read(limit + 1)
+    if len(raw) > limit:
+        raise FactsError(f"{what} {path} is over {limit // 1_000_000} MB; a machine's facts are a few kB")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise FactsError(f"{what} {path} is not UTF-8 text") from None
+
+
+def parse_json(text: str, what: str) -> Any:
+    def no_constant(name: str) -> Any:
+        raise FactsError(f"{what}: {name} is not a JSON value")
+
+    try:
+        data = json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError as exc:
+        raise FactsError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise FactsError(f"{what} is nested too deeply") from None
+    if _depth(data) > MAX_DEPTH:
+        raise FactsError(f"{what} is nested more than {MAX_DEPTH} levels deep")
+    return data
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level + 1)
+    return level
 
 
 # --- generic dict -> dataclass conversion with type checking -------------------------------------
@@ -217,15 +358,17 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _build(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
-        raise FactsError(f"{where}: expected an object, got {type(data).__name__}")
+        raise FactsError(f"{where}: expected {_WORDS.get(where.rsplit('.', 1)[-1], 'an object')}, got {_json_type(data)}")
     hints = _hints(cls)
     kwargs = {}
     for f in dataclasses.fields(cls):
-        if f.name in data:
-            kwargs[f.name] = _convert(hints[f.name], data[f.name], f"{where}.{f.name}")
-            _check_format(f.name, kwargs[f.name], f"{where}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise FactsError(f"{where}: missing {f.name!r}")
+        value = data.get(f.name)
+        if value is None:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                kwargs[f.name] = None  # a required field (a GPU's index) may be unknown too
+            continue  # null or missing: unknown, the field's default
+        kwargs[f.name] = _convert(hints[f.name], value, f"{where}.{f.name}")
+        _check_format(f.name, kwargs[f.name], f"{where}.{f.name}")
     return cls(**kwargs)
 
 
@@ -235,6 +378,14 @@ _FORMATS = {  # field name -> (pattern, an example)
     "driver_version": (re.compile(r"^\d+(\.\d+)*$"), "570.124.04"),
     "driver_cuda": (re.compile(r"^\d+\.\d+$"), "12.8"),
 }
+_VERSION = re.compile(r"^v?\d+(\.\d+)+([-_.+!]?[A-Za-z0-9][A-Za-z0-9._+-]*)?$|^v?\d+$")
+_FRAMEWORK_DISTS = ("torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "paddlepaddle", "paddlepaddle-gpu")
+# What a user calls each container, for the one-line error.
+_WORDS = {"gpus": "a list of GPUs", "pci_devices": "a list of PCI devices", "cudnn": "a list of cuDNN installations",
+          "cuda_toolkits": "a list of CUDA toolkits", "errors": "a list of probe errors",
+          "packages": "an object of package names and versions", "conda_packages": "an object of package names and versions",
+          "frameworks": "an object of frameworks", "env": "an object of environment variables",
+          "arch_list": "a list of architectures like \"sm_90\""}
 
 
 def _check_format(name: str, value: Any, where: str) -> None:
@@ -243,8 +394,34 @@ def _check_format(name: str, value: Any, where: str) -> None:
         raise FactsError(f"{where}: {value!r} is not a version like {example!r}")
 
 
+def check_framework_versions(facts: "Facts", where: str = "facts.python.packages") -> None:
+    """A recorded machine's framework versions must be versions ("2.6.0+cu124", not "2" or "banana"):
+    later stages look them up in the matrices. (The probe reports whatever a distribution says.)"""
+    for dist in _FRAMEWORK_DISTS:
+        version = facts.python.packages.get(dist)
+        for copy in (version or "").split("|") if version else ():  # two installed copies: "a|b"
+            if not _VERSION.match(copy) or re.fullmatch(r"v?\d+", copy):
+                raise FactsError(f"{where}.{dist}: {copy!r} is not a package version like '2.6.0'")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # terminal control; line breaks and tabs stay
+
+
 def _convert(tp: Any, value: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
+    name = where.rsplit(".", 1)[-1].split("[")[0]
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if value is None:
@@ -256,24 +433,24 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         return _build(tp, value, where)
     if origin is list:
         if not isinstance(value, list):
-            raise FactsError(f"{where}: expected a list")
+            raise FactsError(f"{where}: expected {_WORDS.get(name, 'a list')}, got {_json_type(value)}")
         (item,) = typing.get_args(tp)
         return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
-            raise FactsError(f"{where}: expected an object")
+            raise FactsError(f"{where}: expected {_WORDS.get(name, 'an object')}, got {_json_type(value)}")
         _, item = typing.get_args(tp)
-        return {str(k): _convert(item, v, f"{where}.{k}") for k, v in value.items()}
+        return {_CONTROL.sub("", str(k)): None if v is None else _convert(item, v, f"{where}.{k}") for k, v in value.items()}
     if tp is bool:
         if not isinstance(value, bool):
-            raise FactsError(f"{where}: expected true/false")
+            raise FactsError(f"{where}: expected true or false, got {_json_type(value)}")
         return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise FactsError(f"{where}: expected an integer")
+            raise FactsError(f"{where}: expected a whole number, got {_json_type(value)}")
         return value
     if tp is str:
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise FactsError(f"{where}: expected a string")
-        return str(value)
+        if not isinstance(value, str):
+            raise FactsError(f"{where}: expected a string, got {_json_type(value)}")
+        return _CONTROL.sub("", value)
     return value

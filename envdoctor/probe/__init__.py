@@ -7,7 +7,9 @@ after the Python probe, still in parallel with the rest.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import platform
 import os
 import threading
 import time
@@ -16,8 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
-from envdoctor.facts import Facts, ProbeError, PythonEnv
+from envdoctor.facts import Facts, Nvidia, ProbeError, PythonEnv
 
+# Which probe records each block of Facts: a block whose probe ran is "recorded" (its null means none).
+_BLOCK_PROBES = {"host": "host", "python": "python", "nvidia": "nvidia", "cuda_toolkit": "toolkit",
+                 "cuda_toolkits": "toolkit", "cudnn": "cudnn", "jetson": "jetson", "amd": "amd", "frameworks": "deep",
+                 "env": "env", "errors": "errors"}
 DEFAULT_TIMEOUT = 5.0  # seconds per probe subprocess
 DEFAULT_DEEP_TIMEOUT = 120.0  # seconds per framework import (--deep)
 
@@ -99,11 +105,14 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
 
     python_env, cudnn_found, frameworks = results["python"]
     active, toolkits = results["toolkit"] or (None, [])
+    failed = {e.probe for e in ctx.errors if e.message.startswith("internal error")}
+    recorded = [b for b, probe in _BLOCK_PROBES.items() if probe not in failed and (deep or b != "frameworks")]
     facts = Facts(
         collected_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        host=host.for_target(results["host"] or Facts().host, ctx.target_machine),
+        host=dataclasses.replace(host.for_target(results["host"] or Facts().host, ctx.target_machine),
+                                 hostname=platform.node() or None),
         python=python_env,
-        nvidia=results["nvidia"],
+        nvidia=results["nvidia"] or (Nvidia() if "nvidia" not in failed else None),
         cuda_toolkit=active,
         cuda_toolkits=toolkits,
         cudnn=cudnn_found or [],
@@ -112,5 +121,7 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
         frameworks=frameworks or {},
         env=results["env"] or {},
         errors=sorted(ctx.errors, key=lambda e: e.probe),
+        recorded=tuple(recorded),
+        unrecorded=frozenset() if deep else frozenset({"frameworks"}),
     )
     return facts, timings

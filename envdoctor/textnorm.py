@@ -1,0 +1,121 @@
+"""Pasted text, normalised once before any signature or parser sees it.
+
+People paste logs as a terminal, a browser or PowerShell left them: UTF-16 with a BOM, CRLF line
+ends, colour codes, Markdown quoting (`> `), code fences, `<details>` blocks, lines wrapped at 80
+columns, non-breaking spaces. Two forms come out of here:
+
+    doc = normalise(raw_bytes_or_text)
+    doc.text   # the log as lines: decoded, control sequences and quoting removed, LF line ends
+    doc.flat   # the same with every run of whitespace (line breaks included) one space: what
+               # signatures match, so a message wrapped over lines still matches
+    doc.line_at(flat_index)  # the line of `text` a position of `flat` falls on, for excerpts
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import html
+import re
+from dataclasses import dataclass, field
+
+# Terminal control sequences: CSI (colours, cursor), OSC (titles, links), character-set selection
+# (`tput sgr0` writes ESC ( B), and the two-byte ones (keypad, save/restore cursor).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()*+][0-~]|\x1b[=>78DEHMc]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+", re.M)  # Markdown/e-mail quoting, nested ("> > ")
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[^\n`]*$", re.M)  # ``` and ```python lines
+_HTML_TAG = re.compile(r"</?(?:details|summary|br|pre|code|p|b|i|em|strong|sub|sup|kbd|tt)\b[^>\n]{0,200}>", re.I)
+_BREAKS = re.compile(r"\s{2,}|[^\S ]")  # what `flat` collapses: anything but a single plain space
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Normalised:
+    text: str
+    flat: str
+    truncated: bool = False  # the input was longer than what was read
+    _anchors: list = field(default_factory=list, repr=False, compare=False)
+
+    def line_at(self, flat_index: int, flat_end: int | None = None) -> str:
+        """The line(s) of `text` that hold flat[flat_index:flat_end], stripped."""
+        start = self._to_text(flat_index)
+        end = self._to_text(flat_end if flat_end is not None else flat_index)
+        line_start = self.text.rfind("\n", 0, start) + 1
+        line_end = self.text.find("\n", end)
+        return self.text[line_start:line_end if line_end != -1 else len(self.text)].strip()
+
+    def _to_text(self, flat_index: int) -> int:
+        if not self._anchors:
+            self._build_anchors()
+        flat_starts, text_ends = self._anchors
+        i = bisect.bisect_right(flat_starts, flat_index) - 1
+        if i < 0:
+            return flat_index + self._lead
+        # flat_starts[i] is the single space standing for a run that ended at text_ends[i] in text
+        return text_ends[i] + (flat_index - flat_starts[i]) - 1
+
+    def _build_anchors(self) -> None:
+        text = self.text
+        lead = len(text) - len(text.lstrip())
+        flat_starts, text_ends = [], []
+        shift = lead  # text index - flat index, before the next run
+        for run in _BREAKS.finditer(text, lead):
+            flat_start = run.start() - shift
+            if run.end() == len(text):
+                break
+            flat_starts.append(flat_start)
+            text_ends.append(run.end())
+            shift += len(run.group()) - 1
+        object.__setattr__(self, "_lead", lead)
+        self._anchors.extend([flat_starts, text_ends])
+
+
+def normalise(raw: bytes | str, truncated: bool = False) -> Normalised:
+    text = decode(raw) if isinstance(raw, (bytes, bytearray)) else raw
+    text = unquote(text)
+    return Normalised(text=text, flat=flatten(text), truncated=truncated)
+
+
+def flatten(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()
+
+
+def unquote(text: str) -> str:
+    """Control sequences, CR overwrites, Markdown quoting, fences and HTML wrappers removed."""
+    text = _ANSI.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("", text)
+    text = _QUOTE.sub("", text)
+    text = _FENCE.sub("", text)
+    if "<" in text:
+        text = _HTML_TAG.sub("", text)
+    if "&" in text:
+        text = re.sub(r"&(?:gt|lt|amp|quot|#39|nbsp);", lambda m: html.unescape(m.group()), text)
+    return text.replace("\u00a0", " ").replace("\u202f", " ").replace("\u200b", "")
+
+
+def decode(data: bytes) -> str:
+    """Text from bytes: a BOM decides; else UTF-16 when every other byte is NUL (PowerShell's `>`
+    without a BOM); else UTF-8; else the Windows code page most pasted logs come from."""
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+                       (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+                       (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if data.startswith(bom):
+            return data[len(bom):].decode(codec, errors="replace")
+    sample = data[:4096]
+    if len(sample) >= 4:
+        even_nuls, odd_nuls = sample[0::2].count(0), sample[1::2].count(0)
+        half = len(sample) // 2
+        if odd_nuls > 0.4 * half and even_nuls < 0.05 * half:
+            return data.decode("utf-16-le", errors="replace")
+        if even_nuls > 0.4 * half and odd_nuls < 0.05 * half:
+            return data.decode("utf-16-be", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace")
