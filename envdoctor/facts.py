@@ -229,6 +229,8 @@ class Facts:
             return False
         if nv is not None and nv.driver_version:
             return True
+        if nv is not None and nv.pci_devices and all(d.driver in ("nouveau", "vfio-pci") for d in nv.pci_devices):
+            return False  # the GPUs are bound to another kernel driver
         return False if self.known("nvidia.driver_version") else None
 
     @property

@@ -186,8 +186,10 @@ def test_gpu_on_the_bus_without_driver_and_with_nouveau(tmp_path):
 
 
 def test_no_gpu_is_information_not_an_error(tmp_path):
-    _, report = _replay(tmp_path, {"host": {"os": "linux", "arch": "x86_64"}})
+    _, report = _replay(tmp_path, {"host": {"os": "linux", "arch": "x86_64"}, "nvidia": {"gpus": []}})
     assert [(f["code"], f["severity"]) for f in report["findings"] if f["section"] == "nvidia"] == [("no-gpu-platform", "info")]
+    _, report = _replay(tmp_path, {"host": {"os": "linux", "arch": "x86_64"}})  # GPUs not recorded: unknown
+    assert [f["code"] for f in report["findings"] if f["section"] == "nvidia"] == []
 
 
 @pytest.mark.parametrize("command", ["check", "facts"])
@@ -211,8 +213,11 @@ def test_a_hung_nvidia_smi_is_not_called_no_driver(tmp_path):
         "cuda_toolkit": {"version": "12.4", "root": "/usr/local/cuda-12.4"},
         "errors": [{"probe": "nvidia-smi", "message": "`nvidia-smi` timed out after 5 s"}]})
     assert not codes(report) & {"toolkit-without-driver", "no-gpu-platform", "no-nvidia-driver"}
+    _, report = _replay(tmp_path, {"cuda_toolkit": {"version": "12.4", "root": "/usr/local/cuda-12.4"},
+                                   "recorded": ["nvidia", "cuda_toolkit"]})
+    assert "toolkit-without-driver" in codes(report)  # the NVIDIA probe ran, found nothing, no error: no driver
     _, report = _replay(tmp_path, {"cuda_toolkit": {"version": "12.4", "root": "/usr/local/cuda-12.4"}})
-    assert "toolkit-without-driver" in codes(report)  # no NVIDIA tool at all, no error: no driver
+    assert "toolkit-without-driver" not in codes(report)  # nobody recorded the driver: unknown
 
 
 def _console_replay(tmp_path, facts: dict) -> str:

@@ -147,7 +147,7 @@ def test_glibc_from_the_deep_import_error():
 
 
 def test_rules_survive_an_empty_machine():
-    assert [f.code for f in diagnose(Facts())] == ["no-gpu-platform"]
+    assert [f.code for f in diagnose(Facts())] == []  # nothing recorded: nothing concluded
 
 
 @pytest.mark.parametrize("text, tag, cuda", [("2.6.0+cu124", "cu124", "12.4"), ("2.7.1+cu118", "cu118", "11.8"),

@@ -22,8 +22,8 @@ def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
     if nv.failure in NOT_ANSWERING:
         yield _driver_not_answering(nv)
         return
-    if not nv.pci_devices or nv.driver_version:
-        return
+    if not nv.pci_devices or nv.driver_version or facts.driver_present is not False:
+        return  # a driver that was simply not recorded is unknown, not missing
     evidence = [f"nvidia.pci_devices[{i}]={d.address}" for i, d in enumerate(nv.pci_devices)]
     fix = "Install the NVIDIA driver from your distribution (Ubuntu: `sudo ubuntu-drivers install`), then reboot"
     if all(d.driver == "vfio-pci" for d in nv.pci_devices):
@@ -90,7 +90,7 @@ def driver_library_mismatch(facts: Facts) -> Iterable[Finding]:
 
 @rule
 def toolkit_without_driver(facts: Facts) -> Iterable[Finding]:
-    if facts.cuda_toolkit is None or facts.has_usable_driver or facts.jetson is not None:
+    if facts.cuda_toolkit is None or facts.driver_present is not False or facts.jetson is not None:
         return
     if facts.nvidia is not None and (facts.nvidia.pci_devices or facts.nvidia.failure):
         return  # no-nvidia-driver / driver-library-mismatch say it better
@@ -111,6 +111,8 @@ def no_gpu_platform(facts: Facts) -> Iterable[Finding]:
     nv = facts.nvidia
     if facts.jetson is not None or (nv is not None and (nv.gpus or nv.pci_devices or nv.driver_version or nv.failure)):
         return
+    if not facts.known("nvidia.gpus"):
+        return  # nobody recorded whether there is a GPU: unknown is not "none"
     if _nvidia_tools_failed(facts):
         return  # an NVIDIA tool failed (timed out, crashed): we do not know, the errors say so
     if facts.host.os == "macos":

@@ -45,6 +45,13 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
         for f in mine:
             _print_finding(con, f, verbose, windows=facts.host.os == "windows")
     _print_summary(con, findings, len(facts.errors))
+    missing = unrecorded_blocks(facts)
+    if verbose and missing:
+        con.print(f"[dim]not recorded: {escape(', '.join(missing))}; `envdoctor facts --deep` on that machine records them[/]")
+    if verbose and facts.inferred:
+        con.print("[dim]inferred from the matrices:[/]")
+        for path, row in facts.inferred.items():
+            con.print(f"[dim]    {escape(path)}: {escape(row)}[/]")
     if verbose and timings:
         parts = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in sorted(timings.items(), key=lambda kv: -kv[1]))
         con.print(f"[dim]probe timings: {escape(parts)}[/]")
@@ -108,7 +115,11 @@ def _sections(facts: Facts) -> list[tuple[str, str, Describe]]:
 
 def _platform(facts: Facts, verbose: bool) -> list[str]:
     h = facts.host
-    parts = [h.distro or h.os or "unknown OS", h.arch or "?"]
+    parts = [h.distro or _OS_NAMES.get(h.os or "", h.os) or "OS unknown"]
+    if h.arch:
+        parts.append(h.arch + _inferred(facts, "host.arch"))
+    if h.os and not h.distro and facts.is_inferred("host.os"):
+        parts[0] += _inferred(facts, "host.os")
     if h.glibc:
         parts.append(f"glibc {h.glibc}")
     if h.wsl:
@@ -127,14 +138,33 @@ def _platform(facts: Facts, verbose: bool) -> list[str]:
 
 def _python(facts: Facts, verbose: bool) -> list[str]:
     p = facts.python
-    kind = p.env_kind or "unknown environment"
-    line = f"Python {p.version or '?'} ({p.implementation or '?'}), {kind}"
-    lines = [line + (f" at {p.env_path}" if p.env_path else "")]
+    line = f"Python {p.version}" if p.version else "Python version unknown"
+    if p.implementation:
+        line += f" ({p.implementation})"
+    if p.env_kind:
+        line += f", {p.env_kind}" + (f" at {p.env_path}" if p.env_path else "")
+    lines = [line]
     if verbose and p.executable:
         lines.append(f"interpreter {p.executable}")
     if verbose and p.packages:
         lines.append("packages: " + ", ".join(f"{k} {v}" for k, v in sorted(p.packages.items())))
     return lines
+
+
+_OS_NAMES = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
+
+
+def _inferred(facts: Facts, path: str) -> str:
+    """ " (inferred)" after a value the completion stage derived from the matrices, not observed."""
+    return " (inferred)" if facts.is_inferred(path) else ""
+
+
+def unrecorded_blocks(facts: Facts) -> list[str]:
+    """What `envdoctor facts --deep` on the machine would add to a document that lacks it."""
+    wanted = {"host.os": "the platform", "python.version": "the Python version", "python.packages": "the installed packages",
+              "nvidia.driver_version": "the NVIDIA driver", "nvidia.gpus": "the GPUs", "cuda_toolkits": "the CUDA toolkits",
+              "cudnn": "cuDNN", "frameworks": "each framework's build (--deep)"}
+    return [what for path, what in wanted.items() if not facts.known(path)]
 
 
 DRIVER_MEANING = {
@@ -155,26 +185,32 @@ def _nvidia(facts: Facts, verbose: bool) -> list[str]:
 def _nvidia_driver(facts: Facts, verbose: bool) -> list[str]:
     nv = facts.nvidia
     if nv is None:
-        return ["no NVIDIA driver or GPU found"]
+        return ["no NVIDIA driver or GPU found" if facts.known("nvidia") else "not recorded"]
     lines = []
     if nv.driver_version:
         meaning = DRIVER_MEANING.get(nv.driver_kind or "", "")
-        cuda = f", supports CUDA ≤ {nv.driver_cuda}" if nv.driver_cuda else ""
+        cuda = f", supports CUDA ≤ {nv.driver_cuda}{_inferred(facts, 'nvidia.driver_cuda')}" if nv.driver_cuda else ""
         source = f" [from {nv.source}]" if verbose and nv.source else ""
         lines.append(f"driver {nv.driver_version}{meaning}{cuda}{source}")
     if nv.failure:  # may come with a version: the old kernel module after an upgrade
         lines.append(f"driver not usable: {nv.failure_text or nv.failure}")
-    if not nv.driver_version and not nv.failure:
+    if not nv.driver_version and not nv.failure and facts.driver_present is None and not nv.kernel_module:
+        lines.append("driver version unknown" + (f" (supports CUDA ≤ {nv.driver_cuda})" if nv.driver_cuda else ""))
+    elif not nv.driver_version and not nv.failure:
         tools_failed = any(e.probe in ("nvidia-smi", "nvml") for e in facts.errors)
         if nv.driver_kind == "jetson" and nv.kernel_module:  # JetPack 5 and older have no nvidia-smi
             lines.append(f"Jetson integrated driver loaded (L4T {nv.kernel_module}); JetPack decides compatibility")
         else:
             lines.append("the NVIDIA tools gave no usable answer" if tools_failed else "no NVIDIA driver loaded")
-    for g in nv.gpus:
+    for i, g in enumerate(nv.gpus):
         cc = f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else "compute capability unknown"
+        cc += _inferred(facts, f"nvidia.gpus[{i}].compute_capability")
         mem = f", {g.memory_total_mib} MiB" if g.memory_total_mib else ""
         bus = f" at {g.pci_bus_id}" if verbose and g.pci_bus_id else ""
-        lines.append(f"GPU {g.index}: {g.name or '?'} ({cc}{mem}){bus}")
+        label = f"GPU {g.index}" if g.index is not None else "GPU"
+        lines.append(f"{label}: {g.name or 'name unknown'} ({cc}{mem}){bus}")
+    if not nv.gpus and not facts.known("nvidia.gpus"):
+        lines.append("GPUs not recorded")
     if verbose or not nv.gpus:
         for d in nv.pci_devices:
             lines.append(f"PCI {d.address}: NVIDIA device {d.device_id or '?'}, kernel driver {d.driver or 'none'}")
@@ -187,6 +223,8 @@ def _nvidia_driver(facts: Facts, verbose: bool) -> list[str]:
 
 
 def _toolkit(facts: Facts, verbose: bool) -> list[str]:
+    if facts.cuda_toolkit is None and not facts.cuda_toolkits and not facts.known("cuda_toolkits"):
+        return ["not recorded"]
     if facts.cuda_toolkit is None and not facts.cuda_toolkits:
         return ["none found (pip wheels bring their own CUDA runtime; a toolkit is only needed to compile)"]
     lines = []
@@ -201,7 +239,7 @@ def _toolkit(facts: Facts, verbose: bool) -> list[str]:
 
 def _cudnn(facts: Facts, verbose: bool) -> list[str]:
     if not facts.cudnn:
-        return ["none found"]
+        return ["none found" if facts.known("cudnn") else "not recorded"]
     lines = []
     for c in facts.cudnn:
         path = f" ({c.path})" if verbose and c.path and c.path not in (c.source or "") else ""  # a header's source names it
@@ -237,6 +275,8 @@ def _frameworks(facts: Facts, verbose: bool) -> list[str]:
             # --deep imported the framework once: its build belongs to the distribution that installs it
             lines.append(f"{name} {pkgs[name]}" + (_build(fw) if fw is not None and i == 0 else ""))
     if not lines:
+        if not facts.known("python.packages"):
+            return ["not recorded"]
         return ["none installed (try `envdoctor install pytorch`)"]
     if not facts.frameworks:
         lines.append("(builds not inspected; `envdoctor check --deep` imports each framework)")
