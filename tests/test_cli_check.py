@@ -65,7 +65,8 @@ def test_multi_gpu():
 def test_old_driver_without_compute_cap():
     _, report = check_json(scenario="old-driver")
     assert report["facts"]["nvidia"]["driver_version"] == "450.57"
-    assert gpus(report) == [(0, "TITAN Xp", None, 12196)]
+    assert gpus(report) == [(0, "TITAN Xp", "6.1", 12196)]  # not printed by this driver: completed from the name
+    assert "nvidia.gpus[0].compute_capability" in report["facts"]["inferred"]
     assert report["facts"]["errors"] == []  # the unknown field was retried without, not reported
 
 
@@ -237,7 +238,7 @@ def test_frameworks_section_lists_every_distribution_deep_inspects(tmp_path):
     assert "    tensorflow-macos 2.16.2 — no CUDA, no GPU visible" in section
     assert "    jax 0.4.35 — CUDA 12.6, GPU available" in section
     assert "    jaxlib 0.4.35" in section  # jax's build is shown once, on jax
-    assert "    paddle 3.0.0 — import failed: killed by signal SIGILL" in section  # a build with no package list
+    assert "    paddlepaddle 3.0.0 — import failed: killed by signal SIGILL" in section  # its package completed from the record  # a build with no package list
 
 
 def test_a_multi_line_failure_text_stays_inside_its_section(tmp_path):

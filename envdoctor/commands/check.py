@@ -44,5 +44,5 @@ def facts(
     """Print the probed Facts as JSON (replay them later with `check --facts FILE`)."""
     from envdoctor.render import print_json
 
-    probed, _ = obtain_facts(None, python, deep)
+    probed, _ = obtain_facts(None, python, deep, completed=False)
     print_json(probed.to_dict())

@@ -14,10 +14,20 @@ PythonOption = typer.Option(None, "--python", metavar="PATH", help="The Python e
 
 
 def obtain_facts(facts_file: Optional[str], python: Optional[str], deep: bool = False,
-                 meanwhile: Optional[Callable[[], None]] = None) -> tuple[Facts, dict[str, float]]:
-    """Replay a recorded machine, or probe this one. A bad facts file raises FactsError (exit 2).
+                 meanwhile: Optional[Callable[[], None]] = None, completed: bool = True) -> tuple[Facts, dict[str, float]]:
+    """Replay a recorded machine, or probe this one, then complete it from the matrices (unless
+    `completed` is False: `envdoctor facts` prints what was observed). A bad facts file raises
+    FactsError (exit 2). `meanwhile` (e.g. importing the diagnosis) runs while the probes wait."""
+    facts, timings = _read_or_probe(facts_file, python, deep, meanwhile)
+    if not completed:
+        return facts, timings
+    from envdoctor.complete import complete
 
-    `meanwhile` (e.g. importing the diagnosis) runs while the probes wait on their subprocesses."""
+    return complete(facts), timings
+
+
+def _read_or_probe(facts_file: Optional[str], python: Optional[str], deep: bool,
+                   meanwhile: Optional[Callable[[], None]]) -> tuple[Facts, dict[str, float]]:
     if facts_file and (python or deep):
         from envdoctor.errors import UsageError
 

@@ -96,7 +96,9 @@ def _facts(python: Optional[str]):
     """Probe this machine with the target interpreter; a target that cannot run is a usage error."""
     from envdoctor.probe import collect
 
-    facts, _ = collect(python=python)
+    from envdoctor.complete import complete
+
+    facts = complete(collect(python=python)[0])
     for error in facts.errors:
         if error.probe == "python":
             raise UsageError(error.message)

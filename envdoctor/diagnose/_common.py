@@ -166,6 +166,10 @@ def plan_fix(facts: Facts, framework: str, fallback: str, version: Optional[str]
     Falls back to one plain step when the planner for the framework is not available or finds
     nothing that fits (its steps then say what to change, e.g. the driver).
     """
+    from envdoctor.diagnose import knowledge
+
+    if knowledge.platform(facts) is None:  # OS or architecture not recorded: no wheel can be chosen
+        return (fallback, f"`envdoctor install {framework}` on that machine prints the exact command")
     try:
         from envdoctor.plan import PlanRequest, make_plan
 

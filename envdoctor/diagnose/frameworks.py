@@ -31,7 +31,10 @@ def torch_build(facts: Facts) -> tuple[Optional[str], Optional[str], str]:
             return version, "cu" + deep.cuda.replace(".", "")[:3], "frameworks.torch.cuda"
         if deep.extra.get("hip"):
             return version, "rocm", "frameworks.torch.extra.hip"
-        return version, "cpu", "frameworks.torch.cuda=null"
+        # No CUDA in a record of the deep probe (or a report saying "CUDA used to build PyTorch: None")
+        # is a CPU build; a report that only named the version says nothing about it.
+        if deep.extra.get("cuda_build") is False or "frameworks" in (facts.recorded or ()):
+            return version, "cpu", "frameworks.torch.cuda=null"
     tag = local_tag(version)
     if tag and (tag == "cpu" or tag.startswith(("cu", "rocm", "xpu"))):
         return version, tag, f"python.packages.torch={version}"
@@ -40,8 +43,10 @@ def torch_build(facts: Facts) -> tuple[Optional[str], Optional[str], str]:
         cuda = conda.get("pytorch-cuda") or conda.get("cuda-version")
         build = "cu" + "".join(cuda.split(".")[:2]) if cuda else None
         return version, build, f"conda packages pytorch {conda['pytorch']}" + (f", CUDA {cuda}" if cuda else "")
-    default = knowledge.torch_default_build(str(public(version)), platform_key(facts))
-    return version, default, f"registry default build of torch {public(version)} on {platform_key(facts)}"
+    candidates = knowledge.candidate_platforms(facts)
+    default = knowledge.unanimous(knowledge.torch_default_build(str(public(version)), p) for p in candidates)
+    where = candidates[0] if len(candidates) == 1 else f"every platform this machine can be ({', '.join(candidates)})"
+    return version, default, f"registry default build of torch {public(version)} on {where}"
 
 
 def tensorflow_gpu(facts: Facts) -> Optional[str]:
@@ -233,7 +238,7 @@ def _driver_fixes(facts: Facts, framework: str, minimum: str) -> tuple:
     fallback = (f"Update the NVIDIA driver to {minimum} or newer, or install a build for an older CUDA "
                 f"(`envdoctor install {framework}`)")
     fixes = plan_fix(facts, framework, fallback)
-    if fixes != (fallback,):
+    if fixes[0] != fallback:
         fixes += (f"or update the NVIDIA driver to {minimum} or newer",)
     return fixes
 

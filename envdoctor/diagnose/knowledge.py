@@ -46,6 +46,27 @@ def call(subject: str, function: str, *args: Any, **kwargs: Any) -> Any:
         return None
 
 
+_PLATFORMS_OF_OS = {"linux": ("linux_x86_64", "linux_aarch64"), "windows": ("windows_amd64",),
+                    "macos": ("macos_arm64", "macos_x86_64")}
+
+
+def candidate_platforms(facts) -> tuple[str, ...]:
+    """The platform keys this machine can be: its own, or, where the OS or architecture was not
+    recorded, every one consistent with what was (a Linux box of unknown architecture is either)."""
+    known = platform(facts)
+    if known:
+        return (known,)
+    if facts.host.os:
+        return _PLATFORMS_OF_OS.get(facts.host.os, ())
+    return tuple(p for group in _PLATFORMS_OF_OS.values() for p in group)
+
+
+def unanimous(values) -> Optional[object]:
+    """The one value every candidate gave, or None when they differ or one is unknown."""
+    values = list(values)
+    return values[0] if values and values[0] is not None and all(v == values[0] for v in values) else None
+
+
 def platform(facts) -> Optional[str]:
     """The matrices' platform key: linux_x86_64, linux_aarch64, windows_amd64, macos_arm64, macos_x86_64."""
     from envdoctor.plan.common import target_platform

@@ -38,8 +38,9 @@ def major_minor(text: Optional[str]) -> Optional[str]:
 
 
 def package_name(text: str) -> str:
-    """Normalised distribution name: lowercase, runs of `-_.` as one `-` (PEP 503)."""
-    return canonicalize_name(text)
+    """Normalised distribution name: lowercase, runs of `-_.` as one `-` (PEP 503). conda's own
+    meta-packages keep their leading underscore ("_libgcc_mutex" → "_libgcc-mutex")."""
+    return ("_" if text.startswith("_") else "") + canonicalize_name(text.lstrip("_"))
 
 
 def arch(text: str) -> str:

@@ -27,7 +27,8 @@ _OTHER_KEYS = {"Is debug build", "GCC version", "Clang version", "CMake version"
 _GPU = re.compile(r"GPU (\d{1,3}): (.{1,100}?)(?: \(UUID: [^)]{0,80}\))?$")
 _CUDNN_LIB = re.compile(r"libcudnn(?:_[a-z_]{1,40})?\.so\.(\d{1,2}\.\d{1,2}\.\d{1,3})$")
 _PLATFORM_LINUX = re.compile(r"Linux-(\d[^\s]{0,80}?)-(x86_64|aarch64|ppc64le|s390x|armv7l)(?:-with-(?:glibc(\d\.\d{1,3}))?|$)")
-_PLATFORM_OTHER = re.compile(r"(Windows|macOS)-(\d{1,2}(?:\.\d{1,5}){0,3})-?([^-\s]{0,20})")
+_PLATFORM_WINDOWS = re.compile(r"Windows-\d{1,2}-(\d{1,2}\.\d\.\d{4,6})")
+_PLATFORM_MAC = re.compile(r"macOS-(\d{1,2}(?:\.\d{1,2}){0,2})-(arm64|x86_64)")
 
 
 def parse(text: str) -> dict:
@@ -116,14 +117,14 @@ def _python_platform(facts: dict, value: str, _: list) -> None:
             put(facts, f"host.{key}", v)
         put(facts, "host.wsl", True if "microsoft" in m.group(1).lower() else None)
         return
-    m = _PLATFORM_OTHER.match(value)
-    if m and m.group(1) == "Windows":
+    windows, mac = _PLATFORM_WINDOWS.match(value), _PLATFORM_MAC.match(value)
+    if windows:
         put(facts, "host.os", "windows")
-        put(facts, "host.os_version", numeric(m.group(2), 3))
-    elif m:
+        put(facts, "host.os_version", windows.group(1))
+    elif mac:
         put(facts, "host.os", "macos")
-        put(facts, "host.os_version", m.group(2))
-        put(facts, "host.arch", {"arm64": "arm64", "x86_64": "x86_64"}.get(m.group(3)))
+        put(facts, "host.os_version", mac.group(1))
+        put(facts, "host.arch", mac.group(2))
 
 
 def _cuda_available(facts: dict, value: str, _: list) -> None:
@@ -145,7 +146,8 @@ def _gpus(facts: dict, value: str, more: list) -> None:
         elif rocm and not re.fullmatch(r"Device [0-9a-f]{4}", item):
             gfx = re.search(r"\b(gfx[0-9a-f]{2,4})\b", item)
             name = re.sub(r"\s*\(gfx[^)]{0,60}\)$", "", item)
-            facts.setdefault("amd", {}).setdefault("gpus", []).append({"name": name, "gfx": gfx.group(1) if gfx else None})
+            gpu = {"name": name, "gfx": gfx.group(1)} if gfx else {"name": name}
+            facts.setdefault("amd", {}).setdefault("gpus", []).append(gpu)
         elif not rocm and len(items) == 1 and re.match(r"(NVIDIA|Tesla|Quadro|GeForce|TITAN)\b", item):
             add_gpu(facts, name=item)
 

@@ -204,7 +204,8 @@ def _nvidia_driver(facts: Facts, verbose: bool) -> list[str]:
             lines.append("the NVIDIA tools gave no usable answer" if tools_failed else "no NVIDIA driver loaded")
     for i, g in enumerate(nv.gpus):
         cc = f"sm_{g.compute_capability.replace('.', '')}" if g.compute_capability else "compute capability unknown"
-        cc += _inferred(facts, f"nvidia.gpus[{i}].compute_capability")
+        if facts.is_inferred(f"nvidia.gpus[{i}].compute_capability"):
+            cc += ", inferred from the name"
         mem = f", {g.memory_total_mib} MiB" if g.memory_total_mib else ""
         bus = f" at {g.pci_bus_id}" if verbose and g.pci_bus_id else ""
         label = f"GPU {g.index}" if g.index is not None else "GPU"

@@ -1,0 +1,205 @@
+"""complete: fill what the matrices can derive from what is known, with provenance.
+
+    facts = complete(facts)      # the same for a probed machine, a replayed file, a pasted report
+    facts.inferred               # {"nvidia.gpus[0].compute_capability": "gpus.toml: product 'L4' -> 8.9", ...}
+
+Every value filled here is marked inferred with the matrix row (or the rule of thumb) it came from.
+Observed values are never overwritten. Nothing is guessed where the known facts allow two answers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable
+
+from envdoctor.facts import Facts, Jetson
+
+# A Windows driver *file* version (Device Manager, dxdiag, WMI): 31.0.15.5222 stands for driver 552.22.
+_WINDOWS_FILE_VERSION = re.compile(r"^(\d{2})\.\d+\.(\d{1,2})\.(\d{4})$")
+_LINUX_DRIVER = re.compile(r"^\d{3}\.\d{2,3}\.\d{2}$")  # 570.124.04: Linux numbering (Windows has two parts)
+
+
+def complete(facts: Facts) -> Facts:
+    inferred: dict[str, str] = dict(facts.inferred)
+    for step in _STEPS:
+        try:
+            facts = step(facts, inferred)
+        except (LookupError, ValueError, TypeError, AttributeError):
+            continue  # a matrix that knows nothing about a value: nothing to infer from it
+    return dataclasses.replace(facts, inferred=inferred)
+
+
+Step = Callable[[Facts, dict], Facts]
+
+
+def _windows_driver(facts: Facts, inferred: dict) -> Facts:
+    nv = facts.nvidia
+    match = _WINDOWS_FILE_VERSION.match(nv.driver_version or "") if nv else None
+    if not match:
+        return facts
+    digits = match.group(2)[-1] + match.group(3)  # the last five digits: 1 + 5222 -> 552.22
+    driver = f"{digits[:3]}.{digits[3:]}"
+    inferred["nvidia.driver_version"] = (f"Windows driver file version {nv.driver_version}: its last five digits "
+                                         f"are the driver number (NVIDIA's Windows numbering)")
+    facts = _replace(facts, nvidia=dataclasses.replace(nv, driver_version=driver))
+    return _set_host(facts, inferred, os="windows", why=f"a Windows driver file version ({match.group(0)})")
+
+
+def _host_os(facts: Facts, inferred: dict) -> Facts:
+    if facts.host.os:
+        return facts
+    nv, host = facts.nvidia, facts.host
+    if host.kernel and "microsoft" in host.kernel.lower():
+        facts = _set_host(facts, inferred, os="linux", why=f"a WSL kernel ({host.kernel})")
+        if facts.host.wsl is None:
+            facts = _replace(facts, host=dataclasses.replace(facts.host, wsl=True))
+            inferred["host.wsl"] = f"a WSL kernel ({host.kernel})"
+        return facts
+    if nv and nv.driver_version and _LINUX_DRIVER.match(nv.driver_version) and nv.driver_kind != "wsl" and not host.wsl:
+        return _set_host(facts, inferred, os="linux", why=f"a three-part driver version ({nv.driver_version}) is Linux numbering")
+    exe = facts.python.executable or facts.python.env_path or ""
+    if re.match(r"^[A-Za-z]:\\", exe):
+        return _set_host(facts, inferred, os="windows", why=f"a Windows path ({exe})")
+    if facts.jetson is not None:
+        return _set_host(facts, inferred, os="linux", why="a Jetson runs Linux (L4T)")
+    return facts
+
+
+def _host_arch(facts: Facts, inferred: dict) -> Facts:
+    host = facts.host
+    if host.arch:
+        return facts
+    if facts.jetson is not None or (facts.nvidia and facts.nvidia.driver_kind == "jetson"):
+        return _set_arch(facts, inferred, "aarch64", "a Jetson is an aarch64 machine (jetson.toml)")
+    if host.os == "windows":
+        return _set_arch(facts, inferred, "x86_64", "GPU builds for native Windows are win_amd64 only")
+    names = [g.name for g in facts.gpus if g.name]
+    if host.os == "linux" and names and all(_DESKTOP_GPU.search(n) for n in names):
+        return _set_arch(facts, inferred, "x86_64", f"{names[0]}: a desktop/workstation card, sold for x86_64 hosts")
+    return facts
+
+
+# Desktop and workstation product lines (GeForce, TITAN, Quadro, RTX A/Ada/PRO): PCIe cards for x86_64
+# PCs. Data-centre GPUs (A100, H100, L4, GH200) also sit in aarch64 servers, so they decide nothing.
+_DESKTOP_GPU = re.compile(r"GeForce|TITAN|Quadro|RTX (?:A\d{4}|\d{4} Ada|PRO)", re.I)
+
+
+def _jetson_from_gpu(facts: Facts, inferred: dict) -> Facts:
+    """A GPU named like a Jetson module ("Orin", "Xavier") in a report that says nothing of the Jetson."""
+    if facts.jetson is not None or not facts.gpus:
+        return facts
+    from envdoctor.matrix import gpus
+
+    for gpu in facts.gpus:
+        row = gpus.product_for_name(gpu.name or "")
+        if row is not None and row.family.startswith("Jetson"):
+            inferred["jetson"] = f"gpus.toml: product {row.pattern.pattern!r} is a {row.family} module"
+            return _replace(facts, jetson=Jetson(model=gpu.name))
+    return facts
+
+
+def _gpu_capabilities(facts: Facts, inferred: dict) -> Facts:
+    nv = facts.nvidia
+    if not nv or not nv.gpus or all(g.compute_capability for g in nv.gpus):
+        return facts
+    from envdoctor.matrix import gpus
+
+    filled = []
+    for i, gpu in enumerate(nv.gpus):
+        row = gpus.product_for_name(gpu.name) if gpu.name and not gpu.compute_capability else None
+        if row is not None:
+            gpu = dataclasses.replace(gpu, compute_capability=row.cc)
+            inferred[f"nvidia.gpus[{i}].compute_capability"] = f"gpus.toml: product {row.pattern.pattern!r} -> {row.cc}"
+        filled.append(gpu)
+    return _replace(facts, nvidia=dataclasses.replace(nv, gpus=filled))
+
+
+def _driver_cuda(facts: Facts, inferred: dict) -> Facts:
+    nv = facts.nvidia
+    if not nv or nv.driver_cuda or not nv.driver_version or nv.driver_kind == "jetson" or facts.jetson is not None:
+        return facts
+    from envdoctor.matrix import drivers
+
+    cuda = drivers.branch_cuda(nv.driver_version)
+    if not cuda:
+        return facts
+    inferred["nvidia.driver_cuda"] = f"drivers.toml: branch of driver {nv.driver_version} supports CUDA ≤ {cuda}"
+    return _replace(facts, nvidia=dataclasses.replace(nv, driver_cuda=cuda))
+
+
+def _packages_from_frameworks(facts: Facts, inferred: dict) -> Facts:
+    """A framework version a report states (collect_env's "PyTorch version") is its installed package."""
+    from envdoctor.probe.deep import DISTRIBUTIONS  # framework key -> the distributions that install it
+
+    packages = dict(facts.python.packages)
+    for key, fw in facts.frameworks.items():
+        dists = DISTRIBUTIONS.get(key, ())
+        dist = dists[0] if dists else None
+        if dist and fw.version and not any(d in packages for d in dists):
+            packages[dist] = fw.version
+            inferred[f"python.packages.{dist}"] = f"frameworks.{key}.version ({fw.version})"
+    if packages == facts.python.packages:
+        return facts
+    return dataclasses.replace(facts, python=dataclasses.replace(facts.python, packages=packages),
+                               unrecorded=facts.unrecorded - {"python.packages"})
+
+
+def _torch_arch_list(facts: Facts, inferred: dict) -> Facts:
+    """A torch build whose CUDA is known but whose kernels were not listed: the build row's arch list."""
+    fw = facts.frameworks.get("torch")
+    version = facts.python.packages.get("torch") or (fw.version if fw else None)
+    if not version or fw is None or fw.arch_list or not fw.cuda:
+        return facts  # the rules read the build rows themselves when no build record was given
+    from envdoctor.diagnose.frameworks import torch_build
+    from envdoctor.diagnose import knowledge
+    from envdoctor.diagnose._common import public
+
+    _, build, how = torch_build(facts)
+    if not build or not build.startswith("cu"):
+        return facts
+    archs = knowledge.torch_arch_list(str(public(version)), build, knowledge.platform(facts) or "linux_x86_64")
+    if not archs:
+        return facts
+    frameworks = {**facts.frameworks, "torch": dataclasses.replace(fw, arch_list=list(archs))}
+    inferred["frameworks.torch.arch_list"] = f"pytorch.toml: build {build} of torch {public(version)} ({how})"
+    return dataclasses.replace(facts, frameworks=frameworks)
+
+
+def _jetson(facts: Facts, inferred: dict) -> Facts:
+    j = facts.jetson
+    if j is None:
+        return facts
+    from envdoctor.matrix import jetson as jetson_matrix
+
+    release = jetson_matrix.release_for_l4t(j.l4t) if j.l4t else None
+    if release is None and j.jetpack:
+        release = next((r for r in jetson_matrix.releases() if r.jetpack == j.jetpack), None)
+    if release is None:
+        return facts
+    changes = {}
+    for key, value in (("l4t", release.l4t), ("jetpack", release.jetpack), ("cuda", release.cuda)):
+        if getattr(j, key) is None and value:
+            changes[key] = value
+            inferred[f"jetson.{key}"] = f"jetson.toml: L4T {release.l4t} = JetPack {release.jetpack}"
+    return _replace(facts, jetson=dataclasses.replace(j, **changes)) if changes else facts
+
+
+def _set_host(facts: Facts, inferred: dict, os: str, why: str) -> Facts:
+    if facts.host.os:
+        return facts
+    inferred["host.os"] = why
+    return _replace(facts, host=dataclasses.replace(facts.host, os=os))
+
+
+def _set_arch(facts: Facts, inferred: dict, arch: str, why: str) -> Facts:
+    inferred["host.arch"] = why
+    return _replace(facts, host=dataclasses.replace(facts.host, arch=arch))
+
+
+def _replace(facts: Facts, **changes) -> Facts:
+    return dataclasses.replace(facts, **changes)
+
+
+_STEPS: tuple[Step, ...] = (_windows_driver, _jetson_from_gpu, _host_os, _jetson, _host_arch, _gpu_capabilities, _driver_cuda,
+                            _packages_from_frameworks, _torch_arch_list)

@@ -1,0 +1,68 @@
+"""Read a machine out of a pasted bug report.
+
+`read_machine(text)` runs every parser on text already normalised by envdoctor.textnorm
+(`normalise(raw).text`) and merges what they read into a partial facts dict (schema
+envdoctor.facts/1): only the keys some output actually said; nothing is guessed. Where two parsers
+read the same leaf, the more trusted wins, in this order: collect_env > nvidia_smi > misc > packages
+> versions_quoted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envdoctor.facts import SCHEMA
+from envdoctor.read import collect_env, misc, nvidia_smi, packages, versions_quoted
+from envdoctor.read._util import merge
+
+PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse), ("misc", misc.parse),
+           ("packages", packages.parse), ("quoted", versions_quoted.parse))
+_NOTED = (  # (path, how a note shows it)
+    ("frameworks.torch.version", "torch {}"), ("frameworks.tensorflow.version", "tensorflow {}"),
+    ("frameworks.jax.version", "jax {}"), ("frameworks.paddle.version", "paddle {}"),
+    ("frameworks.torch.cuda", "torch built for CUDA {}"), ("frameworks.tensorflow.cuda", "tensorflow built for CUDA {}"),
+    ("nvidia.driver_version", "driver {}"), ("nvidia.driver_cuda", "driver supports CUDA {}"),
+    ("nvidia.failure", "nvidia-smi failure {}"), ("cuda_toolkit.version", "CUDA toolkit {}"),
+    ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"),
+    ("amd.rocm_version", "ROCm {}"),
+)
+
+__all__ = ["read_machine", "merge", "PARSERS"]
+
+
+def read_machine(text: str) -> tuple[dict, list[str]]:
+    """(partial facts, notes). Facts carry "schema" only when some machine fact was read, else {}."""
+    merged: dict = {}
+    notes: list[str] = []
+    for label, parse in PARSERS:
+        part = parse(text)
+        before = merged
+        merged = merge(merged, part)
+        notes.extend(f"{note} ({label})" for note in _notes(before, part))
+    return ({"schema": SCHEMA, **merged} if merged else {}), notes
+
+
+def _notes(before: dict, part: dict) -> list[str]:
+    """What `part` added that `before` did not already say."""
+    notes = []
+    for path, shape in _NOTED:
+        value = _get(part, path)
+        if value is not None and _get(before, path) is None:
+            notes.append(shape.format(value))
+    known = {g.get("name") for g in _get(before, "nvidia.gpus") or []}
+    notes += [g["name"] for g in _get(part, "nvidia.gpus") or [] if g.get("name") and g["name"] not in known]
+    notes = list(dict.fromkeys(notes))
+    old = {e.get("version") for e in _get(before, "cudnn") or []}
+    notes += [f"cuDNN {e['version']}" for e in _get(part, "cudnn") or [] if e.get("version") not in old]
+    count = len(set(_get(part, "python.packages") or {}) - set(_get(before, "python.packages") or {}))
+    conda = len(set(_get(part, "python.conda_packages") or {}) - set(_get(before, "python.conda_packages") or {}))
+    notes += [f"{n} {what}{'s' if n > 1 else ''}" for n, what in ((count, "pip package"), (conda, "conda package")) if n]
+    return notes
+
+
+def _get(data: Any, path: str) -> Any:
+    for key in path.split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
