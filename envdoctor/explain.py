@@ -21,7 +21,8 @@ from typing import Optional
 
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding, Fix
-from envdoctor.matrix.loader import MatrixError, load
+from envdoctor.matrix.loader import MatrixError, data_dir, load, load_file
+from envdoctor.textnorm import Normalised, normalise
 
 MAX_TEXT = 5_000_000  # characters of a log that are read
 EXCERPT = 300
@@ -42,6 +43,9 @@ class Signature:
     fix: str
     plan_fix: bool
     source: str
+    noise: bool = False  # a harmless message: recognised so that it never passes for the cause
+    needle: str = ""  # the pattern's longest literal run, lowercased: a text without it cannot match
+    examples: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,8 +104,12 @@ class Explanation:
 
 @functools.lru_cache(maxsize=1)
 def signatures() -> tuple[Signature, ...]:
-    """The signatures of matrices/signatures.toml, validated (MatrixError names the bad row)."""
-    return parse_signatures(load("signatures"))
+    """The signatures of matrices/signatures.toml and matrices/signatures/*.toml (one file per
+    framework or layer), validated (MatrixError names the bad file and row)."""
+    rows = list(load("signatures").get("signature") or [])
+    for path in sorted((data_dir() / "signatures").glob("*.toml")):
+        rows += [dict(row, _file=f"signatures/{path.name}") for row in load_file(path).get("signature") or []]
+    return parse_signatures({"signature": rows})
 
 
 def parse_signatures(data: dict) -> tuple[Signature, ...]:
@@ -111,7 +119,7 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
     seen: set[str] = set()
     found = []
     for index, row in enumerate(rows):
-        where = f"signatures.toml: [[signature]] row {index + 1} (id={row.get('id')})"
+        where = f"{row.get('_file', 'signatures.toml')}: [[signature]] row {index + 1} (id={row.get('id')})"
         for key in ("id", "framework", "pattern", "cause", "fix"):
             if not isinstance(row.get(key), str) or not row[key].strip():
                 raise MatrixError(f"{where}: missing '{key}'")
@@ -128,40 +136,81 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         unknown = {m.group(1) for key in ("cause", "fix") for m in _PLACEHOLDER.finditer(row[key])} - set(pattern.groupindex)
         if unknown:
             raise MatrixError(f"{where}: {{{sorted(unknown)[0]}}} is not a (?P<name>...) group of the pattern")
+        examples = row.get("example") or []
+        if isinstance(examples, str):
+            examples = [examples]
         found.append(Signature(id=row["id"], framework=row["framework"], pattern=pattern, codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
-                               source=row["source"]))
+                               source=row["source"], noise=bool(row.get("noise", False)),
+                               needle=longest_literal(row["pattern"]), examples=tuple(examples)))
     return tuple(found)
+
+
+def longest_literal(pattern: str) -> str:
+    """The longest run of plain characters the pattern must contain (lowercased), outside any
+    alternation, repetition or class: a quick substring test tells which texts can match at all."""
+    try:
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+    best, run = "", []
+    for op, value in sre_parse.parse(pattern, re.IGNORECASE):
+        if op is sre_parse.LITERAL:
+            run.append(chr(value))
+            continue
+        best, run = max(best, "".join(run), key=len), []
+    return max(best, "".join(run), key=len).lower()
 
 
 # --- matching -------------------------------------------------------------------------------------
 
 def clean(text: str) -> str:
-    """Remove ANSI colour/control sequences and carriage-return overwrites; normalise line ends."""
-    text = _ANSI.sub("", text[:MAX_TEXT])
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    """The log as lines: control sequences, quoting and fences removed, LF line ends."""
+    return normalise(text[:MAX_TEXT]).text
 
 
-def find(text: str) -> list[Match]:
-    """Every signature found in the text (each once, at its first occurrence), in text order."""
-    text = clean(text)
+WINDOW = 3000  # characters around a needle a pattern is tried in: every pattern's repetitions are bounded
+
+
+def find(text: str | Normalised) -> list[Match]:
+    """Every signature found in the text (each once, at its first occurrence), in text order.
+
+    Signatures match the flat form (whitespace runs are one space), so a message wrapped by a
+    terminal or quoted in an issue still matches; excerpts are cut from the lines."""
+    doc = text if isinstance(text, Normalised) else normalise(text[:MAX_TEXT])
+    flat = doc.flat
+    lower = flat.lower()
+    if len(lower) != len(flat):  # a character whose lower case is longer: positions would shift
+        lower = ""
     matches = []
     for sig in signatures():
-        hit = sig.pattern.search(text)
+        hit = _search(sig, flat, lower)
         if hit:
             groups = {k: v for k, v in hit.groupdict().items() if v is not None}
-            matches.append(Match(signature=sig, excerpt=_excerpt(text, hit), position=hit.start(), groups=groups))
+            matches.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups=groups))
     return sorted(matches, key=lambda m: m.position)
 
 
-def _excerpt(text: str, hit: re.Match) -> str:
-    start = text.rfind("\n", 0, hit.start()) + 1
-    end = text.find("\n", hit.end())
-    line = text[start:end if end != -1 else len(text)].strip()
-    if len(line) <= EXCERPT:
+def _search(sig: Signature, flat: str, lower: str) -> Optional[re.Match]:
+    if not lower or len(sig.needle) < 6:
+        return sig.pattern.search(flat)
+    at = lower.find(sig.needle)
+    while at != -1:
+        start = max(0, at - WINDOW)
+        hit = sig.pattern.search(flat, start, min(len(flat), at + len(sig.needle) + WINDOW))
+        if hit:
+            return hit
+        at = lower.find(sig.needle, at + WINDOW)
+    return None
+
+
+def _excerpt(doc: Normalised, hit: re.Match) -> str:
+    line = doc.line_at(hit.start(), hit.end())
+    if len(line) <= EXCERPT and line.count("\n") < 4:
         return line
-    left = max(0, hit.start() - start - 40)
-    return ("…" if left else "") + line[left:left + EXCERPT] + "…"
+    flat = doc.flat
+    left = max(0, hit.start() - 40)
+    return ("…" if left else "") + flat[left:left + EXCERPT] + ("…" if left + EXCERPT < len(flat) else "")
 
 
 def _fill(template: str, groups: dict[str, str]) -> str:
