@@ -88,16 +88,23 @@ class Explained:
 
 @dataclass(frozen=True)
 class Explanation:
-    matches: tuple[Explained, ...]
-    findings: tuple[Finding, ...]  # this machine's findings that confirm a matched cause
-    other_problems: int  # errors on this machine unrelated to the log
+    matches: tuple[Explained, ...]  # the recognised errors (harmless messages apart)
+    findings: tuple[Finding, ...]  # the machine's findings that confirm a matched cause, or name one
+    other_problems: int  # errors on the machine unrelated to the log
+    noise: tuple[Match, ...] = ()  # messages known to be harmless: never the cause
+    diagnosis: tuple[str, ...] = ()  # the causes claimed, most likely first
 
     def to_dict(self) -> dict:
         return {
+            "diagnosis": list(self.diagnosis),
             "matches": [m.to_dict() for m in self.matches],
             "findings": [f.to_dict() for f in self.findings],
+            "noise": [{"signature": m.signature.id, "excerpt": m.excerpt} for m in self.noise],
             "other_problems": self.other_problems,
         }
+
+
+MAX_CLAIMS = 2  # a tool that names everything is not diagnosing
 
 
 # --- signatures -----------------------------------------------------------------------------------
@@ -219,10 +226,15 @@ def _fill(template: str, groups: dict[str, str]) -> str:
 
 # --- judging on the machine -----------------------------------------------------------------------
 
-def explain(text: str, facts: Facts) -> Explanation:
-    matches = find(text)
-    if not matches:
-        return Explanation((), (), 0)
+def explain(text: str | Normalised, facts: Facts, machine_described: bool = False) -> Explanation:
+    """Match the text, then judge each match on the machine. `machine_described`: the facts are of the
+    machine the text (or a facts file) describes, so its own errors are causes too, not only
+    confirmations of a matched message."""
+    found = find(text)
+    noise = tuple(m for m in found if m.signature.noise)
+    matches = [m for m in found if not m.signature.noise]
+    if not matches and not machine_described:
+        return Explanation((), (), 0, noise)
     from envdoctor.diagnose import diagnose
 
     findings = diagnose(facts)
@@ -231,8 +243,27 @@ def explain(text: str, facts: Facts) -> Explanation:
     for e in explained:
         if e.confirmed is not None and e.confirmed not in used:
             used.append(e.confirmed)
-    others = sum(1 for f in findings if f.severity == "error" and f not in used)
-    return Explanation(explained, tuple(used), others)
+    machine_errors = [f for f in findings if f.severity == "error" and f not in used] if machine_described else []
+    others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
+    diagnosis = _rank(explained, machine_errors)
+    return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis)
+
+
+def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tuple[str, ...]:
+    """Causes a machine fact confirms come first, then the described machine's own errors, then the
+    cause the messages point to most: each unconfirmed message votes for its first code, a specific
+    message (one candidate code) more than a vague one; ties go to the later message, the error the
+    run ended on."""
+    ranked: list[str] = [e.code for e in explained if e.confirmed is not None]
+    ranked += [f.code for f in machine_errors]
+    votes: dict[str, tuple[float, int]] = {}
+    for e in explained:
+        if e.confirmed is None:
+            score, _ = votes.get(e.code, (0.0, 0))
+            votes[e.code] = (score + 1 / len(e.match.signature.codes), e.match.position)
+    ranked += sorted(votes, key=lambda code: votes[code], reverse=True)
+    unique = list(dict.fromkeys(c for c in ranked if c != "noise"))
+    return tuple(unique[:MAX_CLAIMS])
 
 
 def _judge(match: Match, findings: list[Finding], facts: Facts) -> Explained:

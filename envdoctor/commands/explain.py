@@ -29,37 +29,74 @@ def register(app: typer.Typer) -> None:
 
 def explain(
     text: Optional[str] = typer.Argument(None, metavar="[TEXT | -]", help="The error message; '-' reads it from standard input."),
-    file: Optional[str] = typer.Option(None, "--file", "-f", metavar="LOG", help="Read the error log from a file."),
+    file: Optional[str] = typer.Option(None, "--file", "-f", metavar="LOG", help="Read the error log (or a whole pasted bug report) from a file."),
     facts_file: Optional[str] = FactsOption,
     python: Optional[str] = PythonOption,
-    json_out: bool = typer.Option(False, "--json", help='Print {"matches": [...], "findings": [...]} as JSON.'),
+    here: bool = typer.Option(False, "--here", help="Judge this machine even when the text describes another one."),
+    json_out: bool = typer.Option(False, "--json", help='Print {"diagnosis": [...], "matches": [...], "machine": {...}} as JSON.'),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show the evidence and the source of each signature."),
 ) -> None:
-    """Explain an error message or log: the known cause, checked against this machine, with its fix.
+    """Explain an error message, a log or a pasted bug report: the known cause, judged on the machine
+    the text describes (or this one), with its fix.
 
     Exit 0 when the text holds no known problem, 1 when one was recognised, 2 on a usage error.
     """
+    from envdoctor.complete import complete
     from envdoctor.explain import explain as run_explain
+    from envdoctor.textnorm import normalise
 
     if facts_file and python:
         raise UsageError("--facts and --python name two different targets; give one of them")
-    log = read_input(text, file)
-    facts, _ = obtain_facts(facts_file, python)
-    result = run_explain(log, facts)
+    if here and facts_file:
+        raise UsageError("--here judges this machine, --facts a recorded one; give one of them")
+    raw, truncated = read_input(text, file)
+    doc = normalise(raw, truncated)
+    facts, machine = _machine(doc.text, facts_file, python, here)
+    facts = complete(facts)
+    result = run_explain(doc, facts, machine_described=machine["judged"] != "this machine")
     if json_out:
         from envdoctor.render import print_json
 
-        print_json(result.to_dict())
+        machine["facts"] = facts.to_dict()
+        print_json({"schema": "envdoctor.explain/1", "envdoctor_version": _version(), **result.to_dict(),
+                    "machine": machine, "truncated": truncated})
     else:
         from envdoctor.render import console
         from envdoctor.render.explain import print_explanation
 
-        source = f"the recorded machine {Path(facts_file).name}" if facts_file else "this machine"
-        print_explanation(console(), result, source, verbose)
-    raise typer.Exit(1 if result.matches else 0)
+        print_explanation(console(), result, machine, verbose, truncated)
+    raise typer.Exit(1 if result.diagnosis else 0)
 
 
-def read_input(text: Optional[str], file: Optional[str]) -> str:
+def _machine(text: str, facts_file: Optional[str], python: Optional[str], here: bool):
+    """The machine to judge: the one the text describes (merged under --facts FILE, which wins where
+    both speak), else the recorded one, else this one."""
+    from envdoctor.facts import Facts, FactsError, load_facts
+    from envdoctor.read import merge, read_machine
+
+    described, notes = ({}, []) if here else read_machine(text)
+    if described:
+        base = load_facts(facts_file).to_dict() if facts_file else {}
+        try:
+            facts = Facts.from_dict(merge(base, described) if base else described)
+        except FactsError:  # a value read from prose that is not what it looked like: judge what is sure
+            facts = load_facts(facts_file) if facts_file else Facts()
+        judged = "the machine described in the text" + (f" and {Path(facts_file).name}" if facts_file else "")
+        return facts, {"judged": judged, "read": notes}
+    if facts_file:
+        return load_facts(facts_file), {"judged": f"the recorded machine {Path(facts_file).name}", "read": []}
+    facts, _ = obtain_facts(None, python, completed=False)
+    return facts, {"judged": "this machine", "read": []}
+
+
+def _version() -> str:
+    from envdoctor import __version__
+
+    return __version__
+
+
+def read_input(text: Optional[str], file: Optional[str]) -> tuple[bytes | str, bool]:
+    """The text to explain and whether only part of it was read."""
     if file and text:
         raise UsageError("give the error either as TEXT (or '-') or with --file LOG, not both")
     if file:
@@ -72,11 +109,12 @@ def read_input(text: Optional[str], file: Optional[str]) -> str:
         return read_log(sys.stdin.buffer)
     if text is None or not text.strip():
         raise UsageError("no error text: pass it as an argument, '-' to read standard input, or --file LOG")
-    return text
+    return text, False
 
 
-def read_log(stream: BinaryIO) -> str:
-    """The log as text: all of it, or its first HEAD_BYTES and last TAIL_BYTES when it is longer."""
+def read_log(stream: BinaryIO) -> tuple[bytes, bool]:
+    """The log's bytes: all of it, or its first HEAD_BYTES and last TAIL_BYTES when it is longer
+    (a 100 MB log or an endless pipe costs a bounded amount of memory)."""
     head = stream.read(HEAD_BYTES)
     skipped = False
     if stream.seekable():  # a file (or stdin redirected from one): jump to its tail
@@ -90,4 +128,4 @@ def read_log(stream: BinaryIO) -> str:
         if len(tail) > TAIL_BYTES:
             del tail[:-TAIL_BYTES]
             skipped = True
-    return (head + (b"\n" if skipped else b"") + tail).decode("utf-8", errors="replace")
+    return head + (b"\n" if skipped else b"") + bytes(tail), skipped

@@ -20,7 +20,8 @@ PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse),
 _NOTED = (  # (path, how a note shows it)
     ("frameworks.torch.version", "torch {}"), ("frameworks.tensorflow.version", "tensorflow {}"),
     ("frameworks.jax.version", "jax {}"), ("frameworks.paddle.version", "paddle {}"),
-    ("frameworks.torch.cuda", "torch built for CUDA {}"), ("frameworks.tensorflow.cuda", "tensorflow built for CUDA {}"),
+    ("frameworks.torch.cuda", "torch built for CUDA {}"),
+    ("frameworks.tensorflow.cuda", "tensorflow built for CUDA {}"),
     ("nvidia.driver_version", "driver {}"), ("nvidia.driver_cuda", "driver supports CUDA {}"),
     ("nvidia.failure", "nvidia-smi failure {}"), ("cuda_toolkit.version", "CUDA toolkit {}"),
     ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"),
@@ -49,15 +50,26 @@ def _notes(before: dict, part: dict) -> list[str]:
         value = _get(part, path)
         if value is not None and _get(before, path) is None:
             notes.append(shape.format(value))
-    known = {g.get("name") for g in _get(before, "nvidia.gpus") or []}
-    notes += [g["name"] for g in _get(part, "nvidia.gpus") or [] if g.get("name") and g["name"] not in known]
-    notes = list(dict.fromkeys(notes))
+    gpus = _get(before, "nvidia.gpus") or []
+    names, indexes = {g.get("name") for g in gpus}, {g.get("index") for g in gpus if "index" in g}
+    notes += [_gpu(g) for g in _get(part, "nvidia.gpus") or []
+              if (g.get("name") and g["name"] not in names) or (not g.get("name") and g.get("index") not in indexes)]
     old = {e.get("version") for e in _get(before, "cudnn") or []}
     notes += [f"cuDNN {e['version']}" for e in _get(part, "cudnn") or [] if e.get("version") not in old]
     count = len(set(_get(part, "python.packages") or {}) - set(_get(before, "python.packages") or {}))
     conda = len(set(_get(part, "python.conda_packages") or {}) - set(_get(before, "python.conda_packages") or {}))
-    notes += [f"{n} {what}{'s' if n > 1 else ''}" for n, what in ((count, "pip package"), (conda, "conda package")) if n]
-    return notes
+    for n, what in ((count, "pip package"), (conda, "conda package")):
+        notes += [f"{n} {what}{'s' if n > 1 else ''}"] if n else []
+    if part and not notes:  # something less prominent: say where it went
+        notes.append("facts on " + ", ".join(sorted(part)))
+    return list(dict.fromkeys(notes))
+
+
+def _gpu(gpu: dict) -> str:
+    if gpu.get("name"):
+        return gpu["name"]
+    cc = f" (compute capability {gpu['compute_capability']})" if gpu.get("compute_capability") else ""
+    return f"GPU {gpu.get('index', '?')}{cc}"
 
 
 def _get(data: Any, path: str) -> Any:

@@ -99,7 +99,7 @@ def add_cudnn(facts: dict, version: Optional[str], source: str) -> None:
         entries.append({"version": version, "source": source})
 
 
-_DISTRO_TAIL = re.compile(r"\s*(?:\([^)]{0,40}\)|LTS)\s*$")
+_DISTRO_TAIL = re.compile(r"\s{0,120}(?:\([^)]{0,40}\)|LTS)\s{0,120}$")
 
 
 def distro_name(text: str) -> Optional[str]:
@@ -111,7 +111,7 @@ def distro_name(text: str) -> Optional[str]:
         return f"Ubuntu {m.group(1)}"
     for _ in range(3):
         text = _DISTRO_TAIL.sub("", text)
-    text = re.sub(r"\s+GNU/Linux\b", "", text)
+    text = re.sub(r"\s{1,120}GNU/Linux\b", "", text)
     return text if re.search(r"[A-Za-z]", text) and len(text) <= 60 else None
 
 

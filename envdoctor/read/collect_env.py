@@ -26,7 +26,8 @@ _OTHER_KEYS = {"Is debug build", "GCC version", "Clang version", "CMake version"
                "Versions of relevant libraries", "Caching allocator config", "Is a CUDA-capable GPU available"}
 _GPU = re.compile(r"GPU (\d{1,3}): (.{1,100}?)(?: \(UUID: [^)]{0,80}\))?$")
 _CUDNN_LIB = re.compile(r"libcudnn(?:_[a-z_]{1,40})?\.so\.(\d{1,2}\.\d{1,2}\.\d{1,3})$")
-_PLATFORM_LINUX = re.compile(r"Linux-(\d[^\s]{0,80}?)-(x86_64|aarch64|ppc64le|s390x|armv7l)(?:-with-(?:glibc(\d\.\d{1,3}))?|$)")
+_PLATFORM_LINUX = re.compile(r"Linux-(\d[^\s]{0,80}?)-(x86_64|aarch64|ppc64le|s390x|armv7l)"
+                             r"(?:-with-(?:glibc(\d\.\d{1,3}))?|$)")
 _PLATFORM_WINDOWS = re.compile(r"Windows-\d{1,2}-(\d{1,2}\.\d\.\d{4,6})")
 _PLATFORM_MAC = re.compile(r"macOS-(\d{1,2}(?:\.\d{1,2}){0,2})-(arm64|x86_64)")
 
@@ -80,7 +81,7 @@ def _rocm_build(facts: dict, value: str, _: list) -> None:
 
 
 def _os(facts: dict, value: str, _: list) -> None:
-    m = re.match(r"(.{1,80}?)\s*\((x86_64|aarch64|arm64|ppc64le|s390x|armv7l)\)$", value)
+    m = re.match(r"(.{1,80}?)\s{0,120}\((x86_64|aarch64|arm64|ppc64le|s390x|armv7l)\)$", value)
     name = m.group(1) if m else value
     if name.lower().startswith("microsoft windows"):
         put(facts, "host.os", "windows")
@@ -145,7 +146,7 @@ def _gpus(facts: dict, value: str, more: list) -> None:
             add_gpu(facts, index=int(m.group(1)), name=m.group(2))
         elif rocm and not re.fullmatch(r"Device [0-9a-f]{4}", item):
             gfx = re.search(r"\b(gfx[0-9a-f]{2,4})\b", item)
-            name = re.sub(r"\s*\(gfx[^)]{0,60}\)$", "", item)
+            name = re.sub(r"\s{0,120}\(gfx[^)]{0,60}\)$", "", item)
             gpu = {"name": name, "gfx": gfx.group(1)} if gfx else {"name": name}
             facts.setdefault("amd", {}).setdefault("gpus", []).append(gpu)
         elif not rocm and len(items) == 1 and re.match(r"(NVIDIA|Tesla|Quadro|GeForce|TITAN)\b", item):

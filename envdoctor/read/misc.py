@@ -30,6 +30,7 @@ _JAX_KEY = re.compile(r"(jax|jaxlib|numpy|python|jax_[a-z0-9_]{1,40}):\s{1,12}(\
 _JAX_DEVICES = re.compile(r"jax\.devices \((\d{1,5}) total, \d{1,5} local\): \[(.{0,4000})\]")
 _TF_BUILD = re.compile(r"'(cuda_version|cudnn_version|is_cuda_build|cuda_compute_capabilities)'[,:] "
                        r"('[^']{1,20}'|True|False|\[[^\]]{0,2000}\])")
+_PADDLE_START = re.compile(r"full_version: \S{1,40}|commit: [0-9a-f]{40}")
 _PADDLE_SHOW = re.compile(r"(full_version|commit|cuda|cudnn): '?([^'\s]{1,60})'?")
 _JETSON_KEY = re.compile(r"(?:[-*] )?(Model|Jetpack|L4T|CUDA|cuDNN|Python|Distribution|Release): (\S.{0,120})")
 _JETPACK = re.compile(r"Jetpack:? (\d{1,2}\.\d{1,2}(?:\.\d{1,2})?) \[L4T (\d{2}\.\d{1,2}\.\d{1,2})\]")
@@ -47,6 +48,8 @@ _EXPRESSIONS = (
     (r"(?:tf|tensorflow)\.config\.(?:experimental\.)?list_physical_devices\((?:device_type=)?['\"]GPU['\"]\)",
      "frameworks.tensorflow.device_available", "devices"),
 )
+_EXPRESSION_LINES = tuple((re.compile(rf"({e})(?:\s{{0,3}}[:=]\s{{0,3}}(\S.{{0,200}}))?"), path, kind)
+                          for e, path, kind in _EXPRESSIONS)
 _PROMPT = re.compile(r"(?:>>> |In \[\d{1,4}\]: |returns |Out\[\d{1,4}\]: )")
 
 
@@ -97,8 +100,8 @@ def _expressions(facts: dict, lines: list[str]) -> None:
     for i, line in enumerate(lines):
         bare = _PROMPT.sub("", line.replace("`", ""), count=1)
         bare = bare[6:-1] if bare.startswith("print(") and bare.endswith(")") else bare
-        for expression, path, kind in _EXPRESSIONS:
-            m = re.fullmatch(rf"({expression})(?:\s{{0,3}}[:=]\s{{0,3}}(\S.{{0,200}}))?", bare)
+        for pattern, path, kind in _EXPRESSION_LINES:
+            m = pattern.fullmatch(bare)
             if m:
                 value = m.group(2) or _next_value(lines, i)
                 put(facts, path, _value(kind, value))
@@ -128,7 +131,7 @@ def _paddle(facts: dict, lines: list[str]) -> None:
         put(facts, "frameworks.paddle.device_available", True)
     if any(l.startswith("You are using GPU version PaddlePaddle, but there is no GPU") for l in lines):
         put(facts, "frameworks.paddle.device_available", False)
-    start = next((i for i, l in enumerate(lines) if re.fullmatch(r"(full_version: \S{1,40}|commit: [0-9a-f]{40})", l)), None)
+    start = next((i for i, l in enumerate(lines) if _PADDLE_START.fullmatch(l)), None)
     if start is None:
         return
     for line in lines[start:start + 10]:
@@ -221,7 +224,8 @@ def _uname(facts: dict, lines: list[str]) -> None:
     for line in lines:
         m = _UNAME.fullmatch(line) or _UNAME.fullmatch(line.removesuffix(" GNU/Linux"))
         result = _UNAME_RESULT.search(line)
-        system, release, machine = (m.group(1), m.group(2), m.group(3)) if m else (result.groups() if result else (None,) * 3)
+        found = m or result
+        system, release, machine = found.group(1, 2, 3) if found else (None, None, None)
         if system in _OS_NAMES:
             put(facts, "host.os", _OS_NAMES[system])
             put(facts, "host.kernel", release if system != "Windows" else None)

@@ -20,7 +20,7 @@ from envdoctor.read._util import add_gpu, numeric, put
 
 _TABLE_START = re.compile(r"\|?\s{0,4}NVIDIA-SMI \d")
 _ROW_INDEX = re.compile(r"\|\s{1,6}(\d{1,3})\s{2}")
-_WINDOWS_ROW = re.compile(r"\|\s{1,6}(\d{1,3})\s+(.{1,60}?)\s+(?:WDDM|TCC)\s{0,4}\|")
+_WINDOWS_ROW = re.compile(r"\|\s{1,6}(\d{1,3})\s{1,120}(.{1,60}?)\s{1,120}(?:WDDM|TCC)\s{0,4}\|")
 _MEMORY = re.compile(r"\|[^|]{0,60}\|\s{0,16}(\d{1,7})MiB\s{0,6}/\s{0,6}(\d{1,7})MiB\s{0,16}\|")
 _LIST = re.compile(r"GPU (\d{1,3}): (.{1,100}?) \(UUID: (GPU-[0-9a-fA-F-]{8,40})\)")
 _CSV_FIELD = re.compile(r"[a-z_]{1,30}(?:\.[a-z_]{1,30}){0,2}")

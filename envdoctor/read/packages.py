@@ -28,11 +28,12 @@ _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}"
 _FREEZE = re.compile(rf"(?:\[pip3?\] )?({_NAME})==([^\s;#,]{{1,80}})")
 _URL_REQ = re.compile(rf"({_NAME}) @ (\S{{1,600}})")
 _WHEEL = re.compile(r"/([A-Za-z0-9_.]{1,100})-(\d[^-/\s]{0,80})-[^/\s]{1,200}\.whl$")
-_COLUMNS = re.compile(rf"({_NAME})\s+(\S{{1,80}})(?:\s+((?:/|~|[A-Za-z]:\\)\S[^\n]{{0,300}}))?")
-_CONDA = re.compile(r"(\[conda\]\s+)?([A-Za-z0-9_][A-Za-z0-9._-]{0,100})\s+(\S{1,80})\s+(\S{1,120})(?:\s+(\S{1,80}))?")
-_PIP_HEADER = re.compile(r"Package\s+Version(?:\s+(?:Editable project location|Location|Installer)){0,3}")
-_RULE = re.compile(r"-{3,}(?:\s+-{3,}){1,3}")
-_CONDA_HEADER = re.compile(r"#\s*Name\s+Version\s+Build(?:\s+Channel)?")
+_COLUMNS = re.compile(rf"({_NAME})\s{{1,120}}(\S{{1,80}})(?:\s{{1,120}}((?:/|~|[A-Za-z]:\\)\S[^\n]{{0,300}}))?")
+_CONDA = re.compile(r"(\[conda\]\s{1,120})?([A-Za-z0-9_][A-Za-z0-9._-]{0,100})\s{1,120}(\S{1,80})\s{1,120}"
+                    r"(\S{1,120})(?:\s{1,120}(\S{1,80}))?")
+_PIP_HEADER = re.compile(r"Package\s{1,120}Version(?:\s{1,120}(?:Editable project location|Location|Installer)){0,3}")
+_RULE = re.compile(r"-{3,300}(?:\s{1,120}-{3,300}){1,3}")
+_CONDA_HEADER = re.compile(r"#\s{0,120}Name\s{1,120}Version\s{1,120}Build(?:\s{1,120}Channel)?")
 _CONDA_BUILD = re.compile(r"py\d{1,3}[._a-z0-9]{0,60}|pyh[0-9a-f]{7}_\d{1,4}|h[0-9a-f]{7}_\d{1,4}|pypi_0"
                           r"|cuda\d{2,3}_?py\d{2,3}[0-9a-z_]{0,40}|cpu_[a-z_]{0,20}py\d{2,3}[0-9a-z_]{0,40}")
 _CHANNELS = {"pytorch", "conda-forge", "nvidia", "defaults", "pypi", "anaconda", "main", "pytorch-nightly", "rapidsai"}

@@ -123,14 +123,17 @@ _MESSAGES: tuple[tuple[re.Pattern, Callable[[dict, re.Match, str], None]], ...] 
                 r"but found runtime version \((\d{1,2}), (\d{1,2}), (\d{1,3})\)"), _torch_cudnn),
     (re.compile(r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled against (\d{4,6}) but linked "
                 r"against (\d{4,6})"), _torch_cudnn_int),
-    (re.compile(rf"jaxlib version {_V} is newer than and incompatible with jax version {_V}"), _packages(("jaxlib", 1), ("jax", 2))),
-    (re.compile(rf"jaxlib is version {_V}, but this version of jax requires version >= ?{_V}"), _packages(("jaxlib", 1))),
+    (re.compile(rf"jaxlib version {_V} is newer than and incompatible with jax version {_V}"),
+     _packages(("jaxlib", 1), ("jax", 2))),
+    (re.compile(rf"jaxlib is version {_V}, but this version of jax requires version >= ?{_V}"),
+     _packages(("jaxlib", 1))),
     (re.compile(rf"plugin (jax_[a-z0-9_]{{1,40}}) version {_V} is installed, but it is not compatible with the "
                 rf"installed jaxlib version {_V}"), _packages((1, 2), ("jaxlib", 3))),
     (re.compile(r"Found cuDNN version (\d{4,6}), but JAX was built against version (\d{4,6})"), _jax_cudnn),
     (re.compile(r"Outdated cuDNN installation found\. Version JAX was built against: (\d{4,6}) Minimum supported: "
                 r"\d{4,6} Installed version: (\d{4,6})"), _jax_outdated),
-    (re.compile(rf"The NVIDIA driver's CUDA version is {_MM} which is older than the ptxas CUDA version"), _driver_cuda),
+    (re.compile(rf"The NVIDIA driver's CUDA version is {_MM} which is older than the ptxas CUDA version"),
+     _driver_cuda),
     (re.compile(rf"The installed Paddle is compiled with (CUDA|CUDNN) {_MM}, but (?:CUDA runtime|CUDNN) version "
                 rf"in your machine is {_MM}"), _paddle_compiled),
     (re.compile(rf"device: (\d{{1,3}}), (?:GPU Compute Capability|CUDA Capability): (\d{{1,2}}\.\d|\d{{2,3}}), "

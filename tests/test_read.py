@@ -1,0 +1,548 @@
+"""envdoctor.read: the parsers that read a machine out of a pasted report, on verbatim fixtures
+(tests/fixtures/pasted/, each naming its thread; tests/fixtures/raw/ for tool outputs)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from envdoctor.facts import Facts
+from envdoctor.read import collect_env, merge, misc, nvidia_smi, packages, read_machine, versions_quoted
+from envdoctor.textnorm import normalise
+
+PASTED = Path(__file__).parent / "fixtures" / "pasted"
+RAW = Path(__file__).parent / "fixtures" / "raw"
+PARSERS = (collect_env, nvidia_smi, packages, versions_quoted, misc)
+
+
+def body(name: str) -> str:
+    text = (PASTED / name).read_text(encoding="utf-8")
+    return text.split("# ---\n", 1)[1]
+
+
+def load(name: str) -> str:
+    return normalise(body(name)).text
+
+
+def raw(path: str) -> str:
+    return normalise((RAW / path).read_text(encoding="utf-8")).text
+
+
+def fold(text: str, width: int = 80) -> str:
+    """`fold -w 80`: every line longer than `width` broken into pieces of `width` characters."""
+    out = []
+    for line in text.splitlines():
+        out += [line[i:i + width] for i in range(0, len(line), width)] or [""]
+    return "\n".join(out)
+
+
+# --- fixtures -------------------------------------------------------------------------------------
+
+def test_every_fixture_names_its_source():
+    files = sorted(PASTED.glob("*.txt"))
+    assert len(files) >= 40
+    for path in files:
+        first, second = path.read_text(encoding="utf-8").splitlines()[:2]
+        assert first.startswith("# source: https://github.com/"), path.name
+        assert second == "# ---", path.name
+
+
+def test_every_fixture_reads_into_valid_facts():
+    for path in sorted(PASTED.glob("*.txt")) + sorted(p for p in RAW.glob("*/*") if p.is_file() and p.suffix != ".md"):
+        facts, notes = read_machine(normalise(path.read_text(encoding="utf-8", errors="replace")).text)
+        if facts:
+            assert facts["schema"] == "envdoctor.facts/1"
+            Facts.from_dict(facts)  # spelled as the probes spell it
+            assert notes, path.name
+
+
+# --- collect_env ----------------------------------------------------------------------------------
+
+def test_collect_env_old_layout_ubuntu():
+    assert collect_env.parse(load("collect_env_1.7_ubuntu1804_t4.txt")) == {
+        "frameworks": {"torch": {"version": "1.7.0+cu101", "cuda": "10.1", "device_available": True}},
+        "python": {"packages": {"torch": "1.7.0+cu101"}, "version": "3.6"},
+        "host": {"os": "linux", "distro": "Ubuntu 18.04", "arch": "x86_64"},
+        "cuda_toolkit": {"version": "10.1"},
+        "nvidia": {"gpus": [{"index": 0, "name": "Tesla T4"}], "driver_version": "418.67"},
+    }
+
+
+def test_collect_env_1_5_yes_no_and_windows_user_lines_ignored():
+    facts = collect_env.parse(load("collect_env_1.5_windows.txt"))
+    assert facts["frameworks"]["torch"] == {"version": "1.5.0+cu101", "cuda": "10.1", "device_available": True}
+    assert facts["nvidia"] == {"gpus": [{"index": 0, "name": "Quadro P1000"}], "driver_version": "426.25"}
+    assert "host" not in facts  # "OS: Could not collect"; the user's own "OS: windows 10" below is not read
+    assert "cudnn" not in facts
+
+
+def test_collect_env_new_layout_multi_gpu_and_cudnn_list():
+    facts = collect_env.parse(load("collect_env_2.6dev_4xv100.txt"))
+    assert facts["host"] == {"os": "linux", "distro": "Ubuntu 20.04", "arch": "x86_64", "glibc": "2.31",
+                             "kernel": "5.4.0-200-generic"}
+    assert facts["python"]["version"] == "3.12.7"
+    assert facts["frameworks"]["torch"]["version"] == "2.6.0.dev20241205+cu124"
+    assert facts["frameworks"]["torch"]["cuda"] == "12.4"
+    assert facts["cuda_toolkit"] == {"version": "12.6"}
+    assert [g["index"] for g in facts["nvidia"]["gpus"]] == [0, 1, 2, 3]
+    assert {g["name"] for g in facts["nvidia"]["gpus"]} == {"Tesla V100-SXM2-32GB"}
+    assert facts["nvidia"]["driver_version"] == "560.35.03"
+    assert facts["cudnn"] == [{"version": "9.6.0", "source": "collect_env"}]
+
+
+def test_collect_env_r570_cpu_block_not_read():
+    facts = collect_env.parse(load("collect_env_2.7_2x2080ti.txt"))
+    assert facts["nvidia"] == {"gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 2080 Ti"},
+                                        {"index": 1, "name": "NVIDIA GeForce RTX 2080 Ti"}],
+                               "driver_version": "570.133.07"}
+    assert "cuda_toolkit" not in facts  # "CUDA runtime version: Could not collect"
+    assert facts["host"]["kernel"] == "5.15.0-139-generic"
+
+
+def test_collect_env_windows_and_its_libraries():
+    facts = collect_env.parse(load("collect_env_win11_2.0.1.txt"))
+    assert facts["host"] == {"os": "windows", "os_version": "10.0.22621"}
+    assert facts["python"] == {"packages": {"torch": "2.0.1+cu117", "numpy": "1.23.5", "torchaudio": "2.0.2+cu117",
+                                            "torchvision": "0.15.2"}, "version": "3.9.16"}
+    assert facts["nvidia"]["driver_version"] == "535.98"
+    assert "cudnn" not in facts  # cudnn_ops_train64_8.dll names only the major version
+
+
+def test_collect_env_cpu_build_is_marked_not_guessed():
+    facts = collect_env.parse(load("collect_env_win11_cpu_2.8dev.txt"))
+    torch = facts["frameworks"]["torch"]
+    assert torch == {"version": "2.8.0.dev20250528+cpu", "extra": {"cuda_build": False}, "device_available": False}
+    assert facts["python"]["packages"]["torch"] == "2.8.0.dev20250528+cpu"
+    assert "nvidia" not in facts and "cuda_toolkit" not in facts  # "No CUDA" is unknown
+    assert facts["host"] == {"os": "windows", "os_version": "10.0.22631"}
+
+
+def test_collect_env_wsl2():
+    facts = collect_env.parse(load("collect_env_wsl2_2.4.0.txt"))
+    assert facts["host"] == {"os": "linux", "distro": "Ubuntu 22.04", "arch": "x86_64", "glibc": "2.35",
+                             "kernel": "5.15.153.1-microsoft-standard-WSL2", "wsl": True}
+    assert facts["nvidia"] == {"gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 4070 Laptop GPU"}],
+                               "driver_version": "551.88"}
+    assert facts["cuda_toolkit"] == {"version": "12.4"}
+
+
+def test_collect_env_macos_through_email_wrapping():
+    facts = collect_env.parse(load("collect_env_macos_2.2.2_email.txt"))
+    assert facts["host"] == {"os": "macos", "os_version": "14.5", "distro": "macOS 14.5", "arch": "x86_64"}
+    assert facts["frameworks"]["torch"] == {"version": "2.2.2", "extra": {"cuda_build": False}, "device_available": False}
+    assert facts["python"]["version"] == "3.10.13"
+    assert facts["python"]["packages"] == {"torch": "2.2.2", "mypy-extensions": "1.0.0", "numpy": "1.26.4",
+                                           "onnxruntime": "1.19.2"}
+
+
+def test_collect_env_old_mac_and_conda_lines():
+    facts = collect_env.parse(load("collect_env_macosx11_1.8dev.txt"))
+    assert facts["host"]["os"] == "macos" and facts["host"]["os_version"] == "11.0"
+    assert facts["python"]["version"] == "3.8"
+    assert facts["python"]["conda_packages"]["mkl-service"] == "2.3.0"
+    assert facts["python"]["conda_packages"]["_pytorch-select"] == "0.1"
+    assert facts["python"]["packages"]["torchaudio"] == "0.8.0a0+2c68c50"
+
+
+def test_collect_env_rocm_build():
+    facts = collect_env.parse(load("collect_env_rocm_1.7.txt"))
+    assert facts["frameworks"]["torch"] == {"version": "1.7.0a0+9ddd3df", "device_available": True,
+                                            "extra": {"rocm": "3.7.20315", "hip_runtime": "3.18.2"}}
+    assert "nvidia" not in facts and "amd" not in facts  # "Device 66a1" names no GPU; no NVIDIA driver
+    assert "cuda" not in facts["frameworks"]["torch"]
+
+
+def test_collect_env_folded_at_80_and_quoted_still_reads_key_lines():
+    for name in ("collect_env_2.6dev_4xv100.txt", "collect_env_wsl2_2.4.0.txt"):
+        whole = collect_env.parse(load(name))
+        quoted = "\n".join("> " + line for line in fold(body(name)).splitlines())
+        folded = collect_env.parse(normalise(quoted).text)
+        for path in ("frameworks", "nvidia", "cuda_toolkit", "cudnn"):
+            assert folded.get(path) == whole.get(path), (name, path)
+        assert folded["python"]["version"] == whole["python"]["version"]
+        assert folded["host"]["glibc"] == whole["host"]["glibc"]
+
+
+def test_collect_env_needs_its_own_keys():
+    assert collect_env.parse("OS: Ubuntu 22.04\nPython version: 3.10\nNvidia driver version: 535.1") == {}
+
+
+# --- nvidia-smi -----------------------------------------------------------------------------------
+
+def test_smi_r580_two_gpus_with_memory():
+    assert nvidia_smi.parse(load("smi_r580_5090_4090.txt")) == {"nvidia": {
+        "driver_version": "580.82.09", "driver_cuda": "13.0",
+        "gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 5090", "memory_total_mib": 32607},
+                 {"index": 1, "name": "NVIDIA GeForce RTX 4090", "memory_total_mib": 24564}]}}
+
+
+@pytest.mark.parametrize("name, driver, cuda, gpu", [
+    ("smi_r595_5090.txt", "595.71.05", "13.2", {"index": 0, "name": "NVIDIA GeForce RTX 5090", "memory_total_mib": 32607}),
+    ("smi_freebsd_cuda_na.txt", "575.64.03", None, {"index": 0, "name": "NVIDIA GeForce RTX 5070", "memory_total_mib": 12227}),
+    ("smi_r470_a10g_kubectl.txt", "470.256.02", "11.4", {"index": 0, "name": "NVIDIA A10G", "memory_total_mib": 22731}),
+    ("smi_tab_indented_gtx780.txt", "440.33.01", "10.2", {"index": 0, "name": "GeForce GTX 780", "memory_total_mib": 3016}),
+    ("smi_wsl_cuda_err.txt", "546.80", None, {"index": 0, "memory_total_mib": 6144}),  # name cut by nvidia-smi
+])
+def test_smi_tables(name, driver, cuda, gpu):
+    nvidia = nvidia_smi.parse(load(name))["nvidia"]
+    assert nvidia["driver_version"] == driver
+    assert nvidia.get("driver_cuda") == cuda
+    assert nvidia["gpus"][0] == gpu
+
+
+def test_smi_windows_wddm_table_and_wsl_failure_both_read():
+    nvidia = nvidia_smi.parse(load("smi_windows_wddm_and_wsl_failure.txt"))["nvidia"]
+    assert nvidia["driver_version"] == "517.48" and nvidia["driver_cuda"] == "11.7"
+    assert nvidia["gpus"] == [{"index": 0, "memory_total_mib": 11264}]  # "NVIDIA GeForce ... WDDM": cut name
+    assert nvidia["failure"] == "no-driver-communication"
+    assert nvidia["failure_text"].startswith("NVIDIA-SMI has failed because it couldn't communicate")
+
+
+def test_smi_windows_row_with_a_whole_name():
+    table = ("| NVIDIA-SMI 552.22                 Driver Version: 552.22         CUDA Version: 12.4     |\n"
+             "|   0  NVIDIA GeForce RTX 4090      WDDM  |   00000000:01:00.0  On |                  Off |\n"
+             "|  0%   38C    P8             21W /  450W |    1205MiB /  24564MiB |      2%      Default |")
+    assert nvidia_smi.parse(table)["nvidia"]["gpus"] == [{"index": 0, "name": "NVIDIA GeForce RTX 4090",
+                                                         "memory_total_mib": 24564}]
+
+
+def test_smi_list_with_mig_lines():
+    gpus = nvidia_smi.parse(load("smi_L_mig_a100.txt"))["nvidia"]["gpus"]
+    assert [(g["index"], g["name"]) for g in gpus] == [(i, "NVIDIA A100-SXM4-80GB") for i in range(4)]
+    assert gpus[0]["uuid"] == "GPU-513536b6-7d19-9063-b049-1e69664bb298"
+
+
+def test_smi_list_and_table_merge_per_gpu():
+    nvidia = nvidia_smi.parse(load("smi_L_and_table_quadro.txt"))["nvidia"]
+    assert nvidia["driver_version"] == "535.129.03"
+    assert nvidia["gpus"][0] == {"index": 0, "name": "Quadro RTX 4000", "memory_total_mib": 8192,
+                                 "uuid": "GPU-c7b57be0-94ff-d352-a59b-d0ee00aeed43"}
+    assert nvidia["gpus"][1]["uuid"] == "GPU-d6de6afc-bdfe-75c4-5273-0544439153fc"
+
+
+def test_smi_raw_fixtures():
+    kmd = nvidia_smi.parse(raw("nvidia-smi/r610_kmd_rtx3080.txt"))["nvidia"]
+    assert (kmd["driver_version"], kmd["driver_cuda"]) == ("610.43.03", "13.3")
+    wsl = nvidia_smi.parse(raw("nvidia-smi/wsl2_r555.txt"))["nvidia"]
+    assert wsl["driver_version"] == "555.99"  # the Windows driver, as the probe records it
+    jetson = nvidia_smi.parse(raw("nvidia-smi/jetson_orin_jp621.txt"))["nvidia"]
+    assert jetson["driver_kind"] == "jetson" and jetson["gpus"][0]["name"] == "Orin (nvgpu)"
+    old = nvidia_smi.parse(raw("nvidia-smi/old_r450_titanxp.txt"))["nvidia"]
+    assert old["gpus"] == [{"index": 0, "name": "TITAN Xp", "memory_total_mib": 12196}]
+
+
+def test_smi_query_csv():
+    triton = nvidia_smi.parse(raw("nvidia-smi/query_triton_2gpu.csv"))["nvidia"]
+    assert triton == {"driver_version": "570.86.15", "gpus": [
+        {"index": 0, "name": "NVIDIA TITAN V", "compute_capability": "7.0"},
+        {"index": 1, "name": "NVIDIA RTX 5880 Ada Generation", "compute_capability": "8.9"}]}
+    b300 = nvidia_smi.parse(raw("nvidia-smi/query_b300_7gpu.csv"))["nvidia"]
+    assert b300["driver_version"] == "610.57.04" and len(b300["gpus"]) == 7
+    assert {g["compute_capability"] for g in b300["gpus"]} == {"10.3"}
+    assert nvidia_smi.parse(raw("nvidia-smi/query_compute_cap_snap.csv"))["nvidia"]["gpus"] == [
+        {"index": 0, "compute_capability": "8.9"}]
+
+
+@pytest.mark.parametrize("path, code", [
+    ("nvidia-smi/error_no_driver_communication.txt", "no-driver-communication"),
+    ("nvidia-smi/error_driver_library_mismatch.txt", "driver-library-mismatch"),
+    ("nvidia-smi/error_nvml_unknown.txt", "nvml-unknown-error"),
+])
+def test_smi_failures(path, code):
+    nvidia = nvidia_smi.parse(raw(path))["nvidia"]
+    assert nvidia["failure"] == code and nvidia["failure_text"]
+    assert set(nvidia) == {"failure", "failure_text"}
+
+
+# --- packages -------------------------------------------------------------------------------------
+
+def test_pip_list_with_header_and_excerpt_without():
+    listed = packages.parse(load("pip_list_jetson_header.txt"))["python"]["packages"]
+    assert len(listed) == 27
+    assert listed["colcon-installed-package-information"] == "0.2.1" and listed["brlapi"] == "0.8.3"
+    excerpt = packages.parse(load("pip_list_excerpt_cu13.txt"))["python"]["packages"]
+    assert len(excerpt) == 38
+    assert excerpt["nvidia-cudnn-cu13"] == "9.15.1.9" and excerpt["mistral-common"] == "1.8.5"
+    assert excerpt["networkx"] == "3.6rc0" and excerpt["markupsafe"] == "3.0.3"
+
+
+def test_pip_freeze_skips_source_tree_urls():
+    listed = packages.parse(load("pip_freeze_file_urls.txt"))["python"]["packages"]
+    assert listed == {"accelerate": "0.29.1", "aiohttp": "3.9.3", "aiosignal": "1.3.1", "astunparse": "1.6.3",
+                      "async-timeout": "4.0.3", "bitsandbytes": "0.41.0"}
+
+
+def test_freeze_url_with_a_wheel_name():
+    line = "torch @ file:///tmp/wheels/torch-2.1.0%2Bcu121-cp310-cp310-linux_x86_64.whl"
+    assert packages.parse(line) == {"python": {"packages": {"torch": "2.1.0+cu121"}}}
+
+
+def test_conda_list_pytorch_build_strings():
+    cpu = packages.parse(load("conda_list_grep_pytorch_cpu.txt"))
+    assert cpu["python"]["conda_packages"]["pytorch"] == "1.11.0"
+    assert cpu["frameworks"] == {"torch": {"extra": {"cuda_build": False}}}
+    cuda = packages.parse(load("conda_list_grep_pytorch_cuda.txt"))
+    assert cuda["frameworks"] == {"torch": {"cuda": "11.3", "cudnn": "8.2.0"}}
+    assert cuda["python"]["conda_packages"] == {"ffmpeg": "4.3", "pytorch": "1.11.0", "pytorch-mutex": "1.0",
+                                                "torchaudio": "0.11.0"}
+
+
+def test_conda_list_header_pypi_rows_are_pip_packages():
+    facts = packages.parse(load("conda_list_cudatoolkit_10.2.txt"))["python"]
+    assert facts["conda_packages"]["cudatoolkit"] == "10.2.89"
+    assert facts["conda_packages"]["_libgcc-mutex"] == "0.1"
+    assert facts["packages"]["flake8-bugbear"] == "22.7.1" and "cudatoolkit" not in facts["packages"]
+    rows = packages.parse(load("conda_list_pypi_nvidia.txt"))["python"]
+    assert rows["packages"]["nvidia-cudnn-cu11"] == "8.7.0.84"
+    assert rows["conda_packages"]["nsight-compute"] == "2022.4.0.15" and "openssl" not in rows["conda_packages"]
+
+
+def test_install_log_pip_and_uv():
+    facts = packages.parse(load("pip_uv_install_log.txt"))
+    assert facts == {"python": {"packages": {"torch": "2.11.0", "triton": "3.5.1", "pydantic": "2.13.3",
+                                             "pydantic-core": "2.46.3"}, "version": "3.12.10"}}
+
+
+def test_install_log_lines():
+    log = ("Successfully installed nvidia-cudnn-cu12-8.9.2.26 torch-2.1.0 torchvision-0.16.0\n"
+           "Requirement already satisfied: numpy in ./venv/lib/python3.10/site-packages (1.26.4)\n"
+           " + torch==2.5.1+cu124\n")
+    assert packages.parse(log)["python"]["packages"] == {
+        "nvidia-cudnn-cu12": "8.9.2.26", "torch": "2.5.1+cu124", "torchvision": "0.16.0", "numpy": "1.26.4"}
+
+
+def test_packages_not_read_from_commands_or_errors():
+    assert packages.parse(load("pip_install_commands_negative.txt")) == {}
+    assert packages.parse(load("pip_install_tutorial_negative.txt")) == {}
+
+
+# --- versions quoted in messages ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, expected", [
+    ("vq_too_old_11000_distpackages.txt", {"nvidia": {"driver_cuda": "11.0"}, "python": {"version": "3.10"}}),
+    ("vq_too_old_9000_traceback.txt", {"nvidia": {"driver_cuda": "9.0"}, "python": {"version": "3.6"}}),
+    ("vq_too_old_jetson_orin.txt", {"nvidia": {"driver_cuda": "11.4"}, "python": {"version": "3.10"}}),
+    ("vq_torchvision_cuda_wrapped.txt", {"frameworks": {"torch": {"cuda": "11.7"}}}),
+    ("vq_torchvision_cpp_extension.txt", {"frameworks": {"torch": {"cuda": "11.3"}}, "cuda_toolkit": {"version": "11.7"},
+                                          "python": {"version": "3.8"}}),
+    ("vq_tf_cudnn_8.0.4.txt", {"cudnn": [{"version": "8.0.4", "source": "log"}],
+                               "frameworks": {"tensorflow": {"cudnn": "8.1.0"}}}),
+    ("vq_tf_cudnn_9.1.0.txt", {"cudnn": [{"version": "9.1.0", "source": "log"}],
+                               "frameworks": {"tensorflow": {"cudnn": "9.3.0"}}}),
+    ("vq_jax_cudnn_xla.txt", {"cudnn": [{"version": "9.0.0", "source": "log"}], "frameworks": {"jax": {"cudnn": "9.1.1"}}}),
+    ("vq_torch_cudnn_tuple.txt", {"frameworks": {"torch": {"cudnn": "8.5.0"}}, "cudnn": [{"version": "8.4.1", "source": "log"}],
+                                  "python": {"version": "3.8"}}),
+    ("vq_torch_cudnn_int.txt", {"frameworks": {"torch": {"cudnn": "7.1.2"}}, "cudnn": [{"version": "7.6.0", "source": "log"}]}),
+    ("vq_jax_jaxlib_mt3.txt", {"python": {"packages": {"jaxlib": "0.3.20", "jax": "0.3.15"}, "version": "3.7"}}),
+    ("vq_jax_plugin_wrapped.txt", {"python": {"packages": {"jax-cuda12-plugin": "0.9.2", "jaxlib": "0.9.0.1"}}}),
+    ("vq_jax_ptxas_driver.txt", {"nvidia": {"driver_cuda": "12.4"}}),
+    ("vq_macos_uv_platform.txt", {"host": {"os": "macos", "arch": "arm64"}}),
+    ("vq_pip_download_win_amd64.txt", {"host": {"os": "windows", "arch": "x86_64"}, "python": {"version": "3.12"}}),
+])
+def test_versions_quoted(name, expected):
+    assert versions_quoted.parse(load(name)) == expected
+
+
+def test_sm120_gpu_and_arch_list():
+    assert versions_quoted.parse(load("vq_sm120_rtx5090.txt")) == {
+        "nvidia": {"gpus": [{"name": "NVIDIA GeForce RTX 5090", "compute_capability": "12.0"}]},
+        "frameworks": {"torch": {"arch_list": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}}}
+
+
+def test_found_gpu_on_windows():
+    assert versions_quoted.parse(load("vq_found_gpu0_windows.txt")) == {
+        "nvidia": {"gpus": [{"index": 0, "name": "GeForce GTX 670M", "compute_capability": "2.1"}]},
+        "host": {"os": "windows"}}
+    assert versions_quoted.parse(load("vq_found_gpu0_gt630m.txt"))["nvidia"]["gpus"] == [
+        {"index": 0, "name": "GeForce GT 630M", "compute_capability": "2.1"}]
+
+
+def test_message_templates_with_placeholders_are_not_read():
+    assert versions_quoted.parse(load("vq_found_gpu_template_k20m.txt")) == {}  # "Found GPU%d %s … %d.%d"
+    assert versions_quoted.parse("f'incompatible with jax version {jax_version}. Please '") == {}
+
+
+def test_driver_too_old_next_to_a_header_line():
+    facts, notes = read_machine(load("vq_too_old_11040_with_smi.txt"))
+    assert facts["nvidia"] == {"driver_version": "470.86", "driver_cuda": "11.4"}
+    assert "driver 470.86 (nvidia-smi)" in notes
+
+
+def test_paddle_messages():
+    assert versions_quoted.parse(load("vq_paddle_runcheck_cudnn.txt")) == {
+        "frameworks": {"paddle": {"cudnn": "8.2"}}, "cudnn": [{"version": "8.1", "source": "log"}],
+        "nvidia": {"gpus": [{"index": 0, "compute_capability": "7.5"}], "driver_cuda": "11.2"}}
+    windows = versions_quoted.parse(load("vq_paddle_windows_cudnn.txt"))
+    assert windows["host"] == {"os": "windows"} and windows["frameworks"]["paddle"]["cudnn"] == "8.4"
+    assert windows["nvidia"]["gpus"] == [{"index": 0, "compute_capability": "6.1"}]
+
+
+def test_platform_hints_only_when_unambiguous():
+    assert versions_quoted.parse("/usr/lib/python3/dist-packages/torch/__init__.py") == {}
+    assert versions_quoted.parse('File "C:\\Users\\me\\AppData\\Local\\Programs\\Python\\Python311\\Lib\\site-packages'
+                                 '\\torch\\__init__.py"') == {"host": {"os": "windows"}, "python": {"version": "3.11"}}
+    mixed = "/a/python3.10/site-packages/x.py\n/b/python3.11/site-packages/y.py"
+    assert versions_quoted.parse(mixed) == {}
+    assert versions_quoted.parse("OSError: [WinError 126] The specified module could not be found") == {
+        "host": {"os": "windows"}}
+    assert versions_quoted.parse("ImportError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate") == {
+        "host": {"os": "linux", "arch": "aarch64"}}
+
+
+# --- misc -----------------------------------------------------------------------------------------
+
+def test_nvcc():
+    assert misc.parse(load("misc_nvcc_11.0.txt")) == {"cuda_toolkit": {"version": "11.0"}}
+    assert misc.parse(raw("nvcc/12.4.131.txt")) == {"cuda_toolkit": {"version": "12.4"}}
+
+
+def test_jax_environment_info():
+    facts = misc.parse(load("misc_jax_env_info_a10g.txt"))
+    assert facts == {"python": {"version": "3.10.12", "packages": {"jax": "0.4.33", "jaxlib": "0.4.33", "numpy": "1.26.4"}},
+                     "frameworks": {"jax": {"version": "0.4.33", "device_available": True, "device_count": 8}},
+                     "host": {"os": "linux", "kernel": "6.8.0-1017-aws", "arch": "x86_64"}}
+    colab = read_machine(load("misc_jax_env_info_colab_gpu.txt"))[0]
+    assert colab["python"]["packages"] == {"jax": "0.3.17", "jaxlib": "0.3.15", "numpy": "1.21.6"}
+    assert colab["nvidia"] == {"driver_version": "460.32.03", "driver_cuda": "11.2",
+                               "gpus": [{"index": 0, "name": "Tesla T4"}]}
+
+
+def test_uname_result_in_a_system_info_line():
+    assert misc.parse(load("misc_jax_issue_system_info.txt")) == {
+        "host": {"os": "linux", "kernel": "5.15.0-91-generic", "arch": "x86_64"}}
+
+
+def test_tf_build_info_and_repl_lines():
+    assert misc.parse(load("misc_tf_build_info_pprint.txt")) == {"frameworks": {"tensorflow": {
+        "arch_list": ["sm_35", "sm_50", "sm_60", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "compute_86"],
+        "cuda": "11.2", "cudnn": "8", "extra": {"cuda_build": True}}}}
+    assert misc.parse(load("misc_tf_built_with_cuda_false.txt")) == {
+        "frameworks": {"tensorflow": {"extra": {"cuda_build": False}}}}
+    windows = "{'cuda_version': '64_112', 'cudnn_version': '64_8', 'is_cuda_build': True}"
+    assert misc.parse(windows)["frameworks"]["tensorflow"] == {"cuda": "11.2", "cudnn": "8", "extra": {"cuda_build": True}}
+    repl = ">>> tf.config.list_physical_devices('GPU')\n[]\n>>> tf.__version__\n'2.15.0'"
+    assert misc.parse(repl) == {"frameworks": {"tensorflow": {"device_available": False, "version": "2.15.0"}}}
+
+
+def test_repl_answers_in_prose():
+    facts = misc.parse(load("vq_found_gpu0_windows.txt"))
+    assert facts == {"frameworks": {"torch": {"cuda": "8.0", "device_available": True}}}
+
+
+def test_paddle_run_check_and_ipython_version():
+    assert misc.parse(load("misc_paddle_runcheck_gpu.txt")) == {"frameworks": {"paddle": {"device_available": True}}}
+    assert misc.parse(load("misc_paddle_fluid_ipython.txt")) == {"frameworks": {"paddle": {"version": "1.4.1"}}}
+    quoted = read_machine(load("misc_paddle_runcheck_gpu.txt"))[0]
+    assert quoted["nvidia"] == {"gpus": [{"index": 0, "compute_capability": "6.1"}], "driver_cuda": "10.1"}
+    assert quoted["cudnn"] == [{"version": "7.6", "source": "paddle"}]
+
+
+def test_paddle_version_show_format():
+    # the lines paddle/version/__init__.py's show() prints: print('full_version:', …), print('cuda:', …)
+    shown = "full_version: 2.6.1\nmajor: 2\nminor: 6\npatch: 1\nrc: 0\ncuda: 11.8\ncudnn: 8.6.0"
+    assert misc.parse(shown) == {"frameworks": {"paddle": {"version": "2.6.1", "cuda": "11.8", "cudnn": "8.6.0"}}}
+    cpu = "commit: cbf3469113cd76b7d5f4cba7b8d7d5f55d9e9911\ncuda: False\ncudnn: False"
+    assert misc.parse(cpu) == {"frameworks": {"paddle": {"extra": {"cuda_build": False}}}}
+
+
+def test_jetson_release():
+    assert misc.parse(load("misc_jetson_release_orin_nx.txt")) == {
+        "jetson": {"model": "NVIDIA Jetson Orin NX Engineering Reference Developer Kit", "l4t": "36.4.3", "cuda": "12.6"},
+        "cuda_toolkit": {"version": "12.6"}, "cudnn": [{"version": "9.3.0", "source": "jetson_release"}],
+        "host": {"distro": "Ubuntu 22.04", "kernel": "5.15.148-tegra", "os": "linux", "arch": "aarch64"}}
+    line = "Model: NVIDIA Jetson AGX Orin Developer Kit - Jetpack 6.0 [L4T 36.3.0]"
+    assert misc.parse(line)["jetson"] == {"jetpack": "6.0", "l4t": "36.3.0", "model": "NVIDIA Jetson AGX Orin Developer Kit"}
+
+
+def test_tegra_release_and_proc_version():
+    assert misc.parse(raw("nv_tegra_release/jp62_orin_nx.txt")) == {
+        "jetson": {"l4t": "36.4.3"}, "host": {"os": "linux", "arch": "aarch64"}}
+    assert misc.parse(raw("proc/driver_nvidia_version_open_565.txt")) == {
+        "nvidia": {"driver_version": "565.57.01"}, "host": {"os": "linux", "arch": "x86_64"}}
+    # On Jetson the module prints the L4T release, which is no driver version
+    assert misc.parse(raw("proc/driver_nvidia_version_jetson_jp511.txt")) == {"host": {"os": "linux", "arch": "aarch64"}}
+
+
+def test_distro_and_kernel_outputs():
+    assert misc.parse(load("misc_lsb_release_2204.txt")) == {"host": {"os": "linux", "distro": "Ubuntu 22.04"}}
+    assert misc.parse(load("misc_lsb_release_wsl_2004.txt")) == {"host": {"os": "linux", "distro": "Ubuntu 20.04"}}
+    assert misc.parse(load("misc_os_release_debian10.txt")) == {"host": {"os": "linux", "distro": "Debian 10"}}
+    assert misc.parse(load("misc_uname_wsl1.txt")) == {
+        "host": {"os": "linux", "kernel": "4.4.0-17763-Microsoft", "arch": "x86_64", "wsl": True}}
+
+
+def test_python_version_and_banner():
+    assert misc.parse("Python 3.12.3") == {"python": {"version": "3.12.3"}}
+    assert misc.parse(load("vq_torch_cudnn_tuple.txt")) == {"python": {"version": "3.8.12"}, "host": {"os": "linux"}}
+    assert misc.parse("Python 3.12.3 is what I use") == {}
+
+
+# --- negatives, merging, notes --------------------------------------------------------------------
+
+def test_prose_reads_nothing():
+    text = load("prose_negative.txt")
+    for parser in PARSERS:
+        assert parser.parse(text) == {}, parser.__name__
+    assert read_machine(text) == ({}, [])
+    assert read_machine("") == ({}, [])
+
+
+def test_read_machine_trust_order_and_notes():
+    text = load("collect_env_2.7_2x2080ti.txt") + "\nThe NVIDIA driver on your system is too old (found version 11040)\n" \
+        + "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. " \
+        + "PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1."
+    facts, notes = read_machine(text)
+    assert facts["schema"] == "envdoctor.facts/1"
+    assert facts["frameworks"]["torch"]["cuda"] == "12.6"  # collect_env beats the quoted 11.8
+    assert facts["nvidia"]["driver_cuda"] == "11.4"  # only the message said it
+    assert "torch 2.7.0+cu126 (collect_env)" in notes
+    assert "driver 570.133.07 (collect_env)" in notes
+    assert "NVIDIA GeForce RTX 2080 Ti (collect_env)" in notes
+    assert "driver supports CUDA 11.4 (quoted)" in notes
+
+
+def test_read_machine_merges_gpus_from_table_and_message():
+    text = load("smi_r580_5090_4090.txt") + "\n" + load("vq_sm120_rtx5090.txt")
+    facts, notes = read_machine(text)
+    assert facts["nvidia"]["gpus"][0] == {"index": 0, "name": "NVIDIA GeForce RTX 5090", "memory_total_mib": 32607,
+                                          "compute_capability": "12.0"}
+    assert len(facts["nvidia"]["gpus"]) == 2
+    assert notes[:2] == ["driver 580.82.09 (nvidia-smi)", "driver supports CUDA 13.0 (nvidia-smi)"]
+    assert "NVIDIA GeForce RTX 5090 (nvidia-smi)" in notes
+
+
+def test_merge():
+    base = {"nvidia": {"driver_version": "570.1", "gpus": [{"index": 0, "name": "A"}]},
+            "cudnn": [{"version": "9.1.0", "source": "collect_env"}]}
+    extra = {"nvidia": {"driver_version": "999", "driver_cuda": "12.8",
+                        "gpus": [{"index": 0, "memory_total_mib": 1}, {"name": "A", "compute_capability": "9.0"},
+                                 {"index": 1, "name": "B"}]},
+             "cudnn": [{"version": "9.1.0", "source": "log"}, {"version": "8.9.2", "source": "log"}],
+             "host": {"os": "linux"}}
+    merged = merge(base, extra)
+    assert merged == {"nvidia": {"driver_version": "570.1", "driver_cuda": "12.8",
+                                 "gpus": [{"index": 0, "name": "A", "memory_total_mib": 1, "compute_capability": "9.0"},
+                                          {"index": 1, "name": "B"}]},
+                      "cudnn": [{"version": "9.1.0", "source": "collect_env"}, {"version": "8.9.2", "source": "log"}],
+                      "host": {"os": "linux"}}
+    assert base["nvidia"]["gpus"] == [{"index": 0, "name": "A"}]  # inputs untouched
+
+
+def test_long_pathological_input_is_fast():
+    text = ("NVIDIA GeForce " * 20000) + ("Found GPU0 " * 5000) + ("a==" * 20000) + ("| 0  x " * 20000)
+    start = time.monotonic()
+    read_machine(normalise(text).text)
+    read_machine(normalise(text.replace(" ", "\n")).text)
+    assert time.monotonic() - start < 10
+
+
+def test_collect_env_single_values_spelled_without_lists():
+    text = ("PyTorch version: 2.1.0+cu121\nIs debug build: False\nCUDA used to build PyTorch: 12.1\n"
+            "OS: macOS 14.5 (arm64)\nGPU models and configuration: NVIDIA GeForce RTX 4090\n"
+            "Nvidia driver version: N/A\ncuDNN version: 8.9.2\n")
+    facts = collect_env.parse(text)
+    assert facts["nvidia"] == {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]}
+    assert facts["cudnn"] == [{"version": "8.9.2", "source": "collect_env"}]
+    assert facts["host"] == {"os": "macos", "os_version": "14.5", "distro": "macOS 14.5", "arch": "arm64"}
