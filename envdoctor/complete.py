@@ -158,11 +158,15 @@ def _torch_arch_list(facts: Facts, inferred: dict) -> Facts:
     _, build, how = torch_build(facts)
     if not build or not build.startswith("cu"):
         return facts
-    archs = knowledge.torch_arch_list(str(public(version)), build, knowledge.platform(facts) or "linux_x86_64")
+    # The build row of this machine's platform; where the OS or architecture is not recorded, only an
+    # arch list every platform it can be agrees on (the rows differ between x86_64 and aarch64).
+    candidates = knowledge.candidate_platforms(facts)
+    archs = knowledge.unanimous(knowledge.torch_arch_list(str(public(version)), build, p) for p in candidates)
     if not archs:
         return facts
+    where = candidates[0] if len(candidates) == 1 else "every platform this machine can be"
     frameworks = {**facts.frameworks, "torch": dataclasses.replace(fw, arch_list=list(archs))}
-    inferred["frameworks.torch.arch_list"] = f"pytorch.toml: build {build} of torch {public(version)} ({how})"
+    inferred["frameworks.torch.arch_list"] = f"pytorch.toml: build {build} of torch {public(version)} on {where} ({how})"
     return dataclasses.replace(facts, frameworks=frameworks)
 
 
@@ -173,15 +177,20 @@ def _jetson(facts: Facts, inferred: dict) -> Facts:
     from envdoctor.matrix import jetson as jetson_matrix
 
     release = jetson_matrix.release_for_l4t(j.l4t) if j.l4t else None
-    if release is None and j.jetpack:
-        release = next((r for r in jetson_matrix.releases() if r.jetpack == j.jetpack), None)
-    if release is None:
+    rows = [release] if release is not None else []
+    if not rows and j.jetpack:
+        rows = [r for r in jetson_matrix.releases() if r.jetpack == j.jetpack]  # one JetPack may span L4T rows
+    if not rows:
         return facts
     changes = {}
-    for key, value in (("l4t", release.l4t), ("jetpack", release.jetpack), ("cuda", release.cuda)):
+    for key in ("l4t", "jetpack", "cuda"):
+        values = {getattr(r, key) for r in rows}
+        value = values.pop() if len(values) == 1 else None  # two rows that differ: nothing is guessed
         if getattr(j, key) is None and value:
             changes[key] = value
-            inferred[f"jetson.{key}"] = f"jetson.toml: L4T {release.l4t} = JetPack {release.jetpack}"
+            row = rows[0] if len(rows) == 1 else None
+            inferred[f"jetson.{key}"] = (f"jetson.toml: L4T {row.l4t} = JetPack {row.jetpack}" if row else
+                                         f"jetson.toml: every L4T row of JetPack {j.jetpack} has {key} {value}")
     return _replace(facts, jetson=dataclasses.replace(j, **changes)) if changes else facts
 
 

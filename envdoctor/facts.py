@@ -200,8 +200,12 @@ class Facts:
         if schema != SCHEMA:
             what = "no facts schema" if schema is None else f"unknown facts schema {schema!r}"
             raise FactsError(f"{what} (expected {SCHEMA!r})")
-        facts = _build(cls, {k: v for k, v in data.items() if k not in ("recorded", "unrecorded", "inferred")}, "facts")
+        partial: set[str] = set()
+        facts = _build(cls, {k: v for k, v in data.items() if k not in ("recorded", "unrecorded", "inferred")}, "facts",
+                       partial)
         unrecorded = frozenset(p for p in CONTAINERS if _parent_given(data, p) and _get_path(data, p) is None)
+        # A map with a null entry ("torch": null) is incomplete: the entry is unknown, so is the map.
+        unrecorded |= frozenset(p for p in partial if p in CONTAINERS)
         return dataclasses.replace(facts, recorded=_recorded(data), unrecorded=unrecorded,
                                    inferred=_inferred(data.get("inferred")))
 
@@ -241,8 +245,11 @@ class Facts:
 def _recorded(data: dict) -> Optional[tuple[str, ...]]:
     recorded = data.get("recorded")
     if recorded is not None:
-        if not isinstance(recorded, list) or not all(isinstance(b, str) for b in recorded):
-            raise FactsError("facts.recorded: expected a list of block names")
+        if not isinstance(recorded, list):
+            raise FactsError(f"facts.recorded: expected a list of block names, got {_json_type(recorded)}")
+        for i, block in enumerate(recorded):
+            if block is not None and not isinstance(block, str):
+                raise FactsError(f"facts.recorded[{i}]: expected a block name like \"nvidia\", got {_json_type(block)}")
         return tuple(b for b in recorded if b in BLOCKS)
     # Written by a probe before "recorded" existed: every key was written, a null block meant "none".
     legacy = data.get("collected_at") and all(k in data for k in ("nvidia", "cuda_toolkit", "cudnn", "jetson", "errors"))
@@ -257,9 +264,13 @@ def _recorded(data: dict) -> Optional[tuple[str, ...]]:
 def _inferred(value: Any) -> dict[str, str]:
     if value is None:
         return {}
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise FactsError("facts.inferred: expected an object of fact paths and the matrix rows they came from")
-    return dict(value)
+    if not isinstance(value, dict):
+        raise FactsError("facts.inferred: expected an object of fact paths and the matrix rows they came from, "
+                         f"got {_json_type(value)}")
+    for key, row in value.items():
+        if row is not None and not isinstance(row, str):
+            raise FactsError(f"facts.inferred.{key}: expected the matrix row it came from (a string), got {_json_type(row)}")
+    return {_CONTROL.sub("", str(k)): _CONTROL.sub("", v) for k, v in value.items() if v is not None}
 
 
 def _get_path(obj: Any, path: str) -> Any:
@@ -358,7 +369,7 @@ def _hints(cls: type) -> dict[str, Any]:
     return _HINTS[cls]
 
 
-def _build(cls: type, data: Any, where: str) -> Any:
+def _build(cls: type, data: Any, where: str, partial: Optional[set] = None) -> Any:
     if not isinstance(data, dict):
         raise FactsError(f"{where}: expected {_WORDS.get(where.rsplit('.', 1)[-1], 'an object')}, got {_json_type(data)}")
     hints = _hints(cls)
@@ -369,7 +380,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 kwargs[f.name] = None  # a required field (a GPU's index) may be unknown too
             continue  # null or missing: unknown, the field's default
-        kwargs[f.name] = _convert(hints[f.name], value, f"{where}.{f.name}")
+        kwargs[f.name] = _convert(hints[f.name], value, f"{where}.{f.name}", partial)
         _check_format(f.name, kwargs[f.name], f"{where}.{f.name}")
     return cls(**kwargs)
 
@@ -421,28 +432,36 @@ def _json_type(value: Any) -> str:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # terminal control; line breaks and tabs stay
 
 
-def _convert(tp: Any, value: Any, where: str) -> Any:
+def _convert(tp: Any, value: Any, where: str, partial: Optional[set] = None) -> Any:
     origin = typing.get_origin(tp)
     name = where.rsplit(".", 1)[-1].split("[")[0]
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         if value is None:
             return None
-        return _convert(args[0], value, where)
+        return _convert(args[0], value, where, partial)
     if tp is Any:
         return value
     if dataclasses.is_dataclass(tp):
-        return _build(tp, value, where)
+        return _build(tp, value, where, partial)
     if origin is list:
         if not isinstance(value, list):
             raise FactsError(f"{where}: expected {_WORDS.get(name, 'a list')}, got {_json_type(value)}")
         (item,) = typing.get_args(tp)
-        return [_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [_convert(item, v, f"{where}[{i}]", partial) for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
             raise FactsError(f"{where}: expected {_WORDS.get(name, 'an object')}, got {_json_type(value)}")
         _, item = typing.get_args(tp)
-        return {_CONTROL.sub("", str(k)): None if v is None else _convert(item, v, f"{where}.{k}") for k, v in value.items()}
+        nullable = item is Any or type(None) in typing.get_args(item)
+        if not nullable and any(v is None for v in value.values()):
+            # "torch": null in the packages: that entry is unknown. The map cannot hold it (its values
+            # are compared as versions); it is left out, and the map marked incomplete.
+            if partial is not None:
+                partial.add(where.removeprefix("facts."))
+            value = {k: v for k, v in value.items() if v is not None}
+        return {_CONTROL.sub("", str(k)): None if v is None else _convert(item, v, f"{where}.{k}", partial)
+                for k, v in value.items()}
     if tp is bool:
         if not isinstance(value, bool):
             raise FactsError(f"{where}: expected true or false, got {_json_type(value)}")

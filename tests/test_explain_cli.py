@@ -55,7 +55,9 @@ def test_unknown_text_says_so_and_suggests_check(cli):
     assert r.returncode == 0
     assert "No known error signature" in r.stdout and "envdoctor check" in r.stdout
     r = cli("explain", "nothing to see", "--facts", facts("diag-clean-rtx4090"), "--json")
-    assert json.loads(r.stdout) == {"matches": [], "findings": [], "other_problems": 0}
+    doc = json.loads(r.stdout)
+    assert (doc["diagnosis"], doc["matches"], doc["findings"], doc["other_problems"]) == ([], [], [], 0)
+    assert doc["machine"]["judged"] == "the recorded machine diag-clean-rtx4090.json"
 
 
 def test_usage_errors_exit_2_with_one_line(cli, tmp_path):
@@ -100,9 +102,9 @@ def test_read_log_streams_a_pipe_and_skips_nothing_of_a_short_log():
 
     line = b"x" * 99 + b"\n"
     short = line * ((HEAD_BYTES + TAIL_BYTES) // len(line))
-    assert read_log(io.BytesIO(short)) == short.decode() == read_log(Pipe(short))
+    assert read_log(io.BytesIO(short)) == (short, False) == read_log(Pipe(short))
     long = short + b"the end\n"
     for stream in (io.BytesIO(long), Pipe(long)):
-        text = read_log(stream)
-        assert text.endswith("the end\n") and text.startswith("x" * 99)
-        assert len(text) == HEAD_BYTES + 1 + TAIL_BYTES
+        data, truncated = read_log(stream)
+        assert data.endswith(b"the end\n") and data.startswith(b"x" * 99) and truncated
+        assert len(data) == HEAD_BYTES + 1 + TAIL_BYTES

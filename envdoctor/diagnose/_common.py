@@ -168,7 +168,9 @@ def plan_fix(facts: Facts, framework: str, fallback: str, version: Optional[str]
     """
     from envdoctor.diagnose import knowledge
 
-    if knowledge.platform(facts) is None:  # OS or architecture not recorded: no wheel can be chosen
+    if knowledge.platform(facts) is None or _accelerator_unknown(facts):
+        # OS, architecture, GPUs or their driver not recorded: no wheel can be chosen (the planner would
+        # read unknown GPUs as none and propose a CPU build)
         return (fallback, f"`envdoctor install {framework}` on that machine prints the exact command")
     try:
         from envdoctor.plan import PlanRequest, make_plan
@@ -182,6 +184,19 @@ def plan_fix(facts: Facts, framework: str, fallback: str, version: Optional[str]
         fixes.extend(plan.warnings or ())
         fixes.append(fallback)
     return tuple(fixes)
+
+
+def _accelerator_unknown(facts: Facts) -> bool:
+    """Whether the build to install depends on what nobody recorded: whether there are NVIDIA GPUs, or,
+    with GPUs listed, whether their driver works (a macOS or Jetson machine's build does not)."""
+    if facts.host.os == "macos" or facts.jetson is not None:
+        return False
+    nv = facts.nvidia
+    if facts.gpus or (nv is not None and nv.pci_devices):
+        return facts.driver_present is None
+    if facts.amd is not None and facts.amd.gpus:
+        return False
+    return not facts.known("nvidia.gpus")
 
 
 def evidence(**facts_used: object) -> tuple[str, ...]:

@@ -77,8 +77,8 @@ def wsl_gpu_setup(facts: Facts) -> Iterable[Finding]:
 
 @rule
 def tf_windows_native_gpu(facts: Facts) -> Iterable[Finding]:
-    if facts.host.os != "windows" or not has_usable_gpu(facts):
-        return
+    if facts.host.os != "windows" or (facts.known("nvidia.gpus") and not has_usable_gpu(facts)):
+        return  # the build has no GPU support either way; it only matters where a GPU is, or may be
     name = next((n for n in ("tensorflow", "tensorflow-gpu", "tensorflow-intel") if package(facts, n)), None)
     if name is None:
         return

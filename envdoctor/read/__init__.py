@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from envdoctor.facts import SCHEMA
-from envdoctor.read import collect_env, misc, nvidia_smi, packages, versions_quoted
+from envdoctor.read import collect_env, issue_form, misc, nvidia_smi, packages, versions_quoted
 from envdoctor.read._util import merge
 
 PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse), ("misc", misc.parse),
-           ("packages", packages.parse), ("quoted", versions_quoted.parse))
+           ("packages", packages.parse), ("issue form", issue_form.parse), ("quoted", versions_quoted.parse))
 _NOTED = (  # (path, how a note shows it)
     ("frameworks.torch.version", "torch {}"), ("frameworks.tensorflow.version", "tensorflow {}"),
     ("frameworks.jax.version", "jax {}"), ("frameworks.paddle.version", "paddle {}"),

@@ -31,7 +31,7 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
     shown = {key for key, _, _ in sections}
     for key, title, describe in sections:
         mine = [f for f in findings if f.section == key]
-        errors = [e for e in facts.errors if _section_of(e.probe, shown) == key]
+        errors = [e for e in facts.errors if _section_of(e.probe or "", shown) == key]
         severity = worst_severity(mine)
         if errors and severity in (None, "info"):
             severity = "warning"
@@ -41,7 +41,7 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
             for part in line.splitlines():  # a recorded text (a failure message) may span lines
                 con.print(f"    {escape(part)}")
         for e in errors:
-            con.print(f"    [yellow]! {escape(e.probe)}: {escape(e.message)}[/]")
+            con.print(f"    [yellow]! {escape(e.probe or 'a probe')}: {escape(e.message or 'failed')}[/]")
         for f in mine:
             _print_finding(con, f, verbose, windows=facts.host.os == "windows")
     _print_summary(con, findings, len(facts.errors))
