@@ -155,13 +155,22 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
 
 def longest_literal(pattern: str) -> str:
     """The longest run of plain characters the pattern must contain (lowercased), outside any
-    alternation, repetition or class: a quick substring test tells which texts can match at all."""
+    alternation, repetition or class: a quick substring test tells which texts can match at all.
+    A pattern that is one top-level alternation gets one run per branch, joined by NUL."""
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # Python 3.10
         import sre_parse  # type: ignore[no-redef]
+    parsed = sre_parse.parse(pattern, re.IGNORECASE)
+    if len(parsed) == 1 and parsed[0][0] is sre_parse.BRANCH:  # a|b: every branch must have its own literal
+        branches = [_longest_run(sre_parse, branch) for branch in parsed[0][1][1]]
+        return "\x00".join(branches) if all(len(b) >= 6 for b in branches) else ""
+    return _longest_run(sre_parse, parsed)
+
+
+def _longest_run(sre_parse, items) -> str:
     best, run = "", []
-    for op, value in sre_parse.parse(pattern, re.IGNORECASE):
+    for op, value in items:
         if op is sre_parse.LITERAL:
             run.append(chr(value))
             continue
@@ -201,6 +210,8 @@ def find(text: str | Normalised) -> list[Match]:
 def _search(sig: Signature, flat: str, lower: str) -> Optional[re.Match]:
     if not lower or len(sig.needle) < 6:
         return sig.pattern.search(flat)
+    if "\x00" in sig.needle:  # alternatives: run the pattern only on a text holding one of them
+        return sig.pattern.search(flat) if any(n in lower for n in sig.needle.split("\x00")) else None
     at = lower.find(sig.needle)
     while at != -1:
         start = max(0, at - WINDOW)

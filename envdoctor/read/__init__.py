@@ -30,9 +30,13 @@ _NOTED = (  # (path, how a note shows it)
 
 __all__ = ["read_machine", "merge", "PARSERS"]
 
+HEAD, TAIL = 400_000, 200_000  # characters of a longer text the parsers read (a pasted issue is a few kB)
+
 
 def read_machine(text: str) -> tuple[dict, list[str]]:
     """(partial facts, notes). Facts carry "schema" only when some machine fact was read, else {}."""
+    if len(text) > HEAD + TAIL:  # a long training log: reports and environment dumps sit at its ends
+        text = text[:HEAD] + "\n" + text[-TAIL:]
     merged: dict = {}
     notes: list[str] = []
     for label, parse in PARSERS:
