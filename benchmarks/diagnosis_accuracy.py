@@ -10,8 +10,21 @@ run the diagnosis and compare its warnings and errors with the expected ones:
     python benchmarks/diagnosis_accuracy.py            # summary
     python benchmarks/diagnosis_accuracy.py -v         # one line per machine
     python benchmarks/diagnosis_accuracy.py --json     # machine-readable
+    python benchmarks/diagnosis_accuracy.py --partial [--seed N] [-v]
 
 Exit 0 when every machine gets the right diagnosis, 1 otherwise.
+
+--partial: what a diagnosis from half the facts is worth (a pasted report, a hand-written file).
+Each machine loses its `frameworks` block (the --deep import records) and half of its other leaf
+facts, chosen at random (seeded; a leaf is a value, a map entry such as one package, a list of
+names, or an empty list), and reads as hand-written (no probe timestamp: missing means unknown).
+Both the full machine and the partial one are completed (envdoctor/complete.py) and diagnosed as
+`check` does. Scored against the full machine's diagnosis:
+
+- share of the full machine's error codes the partial one still finds (as a warning or an error);
+  also given for the codes the full machine still gets without its frameworks block, since the
+  import records are gone by design;
+- new false alarms: warnings and errors whose code the full diagnosis does not have at all.
 """
 
 from __future__ import annotations
@@ -39,7 +52,7 @@ CODES = ("no-nvidia-driver", "driver-library-mismatch", "driver-too-old", "gpu-a
          "companion-mismatch", "jax-version-skew", "cudnn-mismatch", "cuda-libs-missing", "python-unsupported",
          "tf-windows-native-gpu", "jetson-wrong-wheel", "wsl-gpu-setup", "library-path-shadowing",
          "cuda-visible-devices", "duplicate-install", "numpy-abi-mismatch", "glibc-too-old", "rosetta-python",
-         "no-gpu-platform")
+         "no-gpu-platform", "framework-import-failed")
 
 
 def expectations() -> list[dict]:
@@ -74,11 +87,99 @@ def coverage(results: list[dict]) -> dict[str, dict[str, list[str]]]:
     return table
 
 
+# --- --partial ---------------------------------------------------------------------------------------
+
+
+def _codes(doc: dict, severities: tuple[str, ...] = ("error", "warning", "info")) -> set[str]:
+    from envdoctor.complete import complete
+    from envdoctor.facts import Facts, check_framework_versions
+
+    facts = Facts.from_dict(doc)
+    check_framework_versions(facts)
+    return {f.code for f in diagnose(complete(facts)) if f.severity in severities}
+
+
+def _leaves(node, path: tuple = ()) -> list[tuple]:
+    """The paths of a document's leaf facts: values, map entries, lists of names, empty lists/maps."""
+    if isinstance(node, dict) and node:
+        return [p for k, v in node.items() for p in _leaves(v, path + (k,))]
+    if isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
+        return [p for i, v in enumerate(node) for p in _leaves(v, path + (i,))]
+    return [] if node is None else [path]
+
+
+def _remove(doc: dict, path: tuple) -> None:
+    node = doc
+    for part in path[:-1]:
+        node = node[part]
+    if isinstance(node, dict):
+        node.pop(path[-1], None)
+    else:
+        node[path[-1]] = {}  # a list item's field set: keep the item (and the others' positions)
+
+
+def partial_document(doc: dict, rng) -> dict:
+    import copy
+
+    partial = copy.deepcopy(doc)
+    for key in ("frameworks", "recorded", "collected_at"):
+        partial.pop(key, None)
+    leaves = [p for p in _leaves(partial) if p != ("schema",)]
+    for path in sorted(rng.sample(leaves, len(leaves) // 2), key=len, reverse=True):
+        _remove(partial, path)
+    return partial
+
+
+def judge_partial(entry: dict, seed: int) -> dict:
+    import random
+
+    doc = json.loads((MACHINES / entry["file"]).read_text())
+    full_errors = _codes(doc, ("error",))
+    full_all = _codes(doc)
+    without_deep = _codes({k: v for k, v in doc.items() if k != "frameworks"}, ("error",))  # as recorded, without --deep
+    rng = random.Random(f"{seed}:{entry['file']}")
+    partial = partial_document(doc, rng)
+    got = _codes(partial, ("error", "warning"))
+    return {"file": entry["file"], "full_errors": sorted(full_errors), "reachable": sorted(full_errors & without_deep),
+            "found": sorted(full_errors & got), "lost": sorted(full_errors - got),
+            "false_alarms": sorted(got - full_all), "partial": partial}
+
+
+def main_partial(seed: int, verbose: bool, as_json: bool) -> int:
+    results = [judge_partial(e, seed) for e in expectations()]
+    wanted = sum(len(r["full_errors"]) for r in results)
+    found = sum(len(r["found"]) for r in results)
+    reachable = sum(len(r["reachable"]) for r in results)
+    found_reachable = sum(len(set(r["found"]) & set(r["reachable"])) for r in results)
+    alarms = sum(len(r["false_alarms"]) for r in results)
+    share = found / wanted if wanted else 1.0
+    share_reachable = found_reachable / reachable if reachable else 1.0
+    if as_json:
+        print(json.dumps({"seed": seed, "error_codes": wanted, "found": found, "share": round(share, 4),
+                          "share_without_frameworks": round(share_reachable, 4), "new_false_alarms": alarms,
+                          "machines": [{k: v for k, v in r.items() if k != "partial"} for r in results]}, indent=2))
+        return 0
+    if verbose:
+        for r in results:
+            if r["lost"] or r["false_alarms"]:
+                lost = [c + ("" if c in r["reachable"] else " (needs frameworks)") for c in r["lost"]]
+                print(f"{r['file']:<40} lost {lost or '-'}  false alarms {r['false_alarms'] or '-'}")
+        print()
+    print(f"partial facts (seed {seed}): {found}/{wanted} error codes of the full machines still found "
+          f"({share:.1%}); of those found without the frameworks block: {found_reachable}/{reachable} ({share_reachable:.1%})")
+    print(f"new false alarms: {alarms}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--partial", action="store_true", help="diagnose every machine from half its facts (see above)")
+    parser.add_argument("--seed", type=int, default=1, help="the random choice of facts --partial removes")
     args = parser.parse_args(argv)
+    if args.partial:
+        return main_partial(args.seed, args.verbose, args.json)
 
     entries = expectations()
     missing_entries = sorted({p.name for p in MACHINES.glob("*.json")} - {e["file"] for e in entries})

@@ -50,12 +50,21 @@ def _host_os(facts: Facts, inferred: dict) -> Facts:
     if facts.host.os:
         return facts
     nv, host = facts.nvidia, facts.host
-    if host.kernel and "microsoft" in host.kernel.lower():
-        facts = _set_host(facts, inferred, os="linux", why=f"a WSL kernel ({host.kernel})")
+    wsl_why = (f"a WSL kernel ({host.kernel})" if host.kernel and "microsoft" in host.kernel.lower() else
+               "the driver is the Windows host's, seen from WSL2 (nvidia.driver_kind=wsl)" if nv and nv.driver_kind == "wsl"
+               else None)
+    if wsl_why:
+        facts = _set_host(facts, inferred, os="linux", why=wsl_why)
         if facts.host.wsl is None:
             facts = _replace(facts, host=dataclasses.replace(facts.host, wsl=True))
-            inferred["host.wsl"] = f"a WSL kernel ({host.kernel})"
+            inferred["host.wsl"] = wsl_why
         return facts
+    if host.distro:  # what the probe writes: "Ubuntu 24.04" (/etc/os-release), "macOS 15.1", "Windows 11"
+        os_name = "windows" if host.distro.lower().startswith("windows") else "macos" if host.distro.lower().startswith(
+            ("macos", "mac os")) else "linux"
+        return _set_host(facts, inferred, os=os_name, why=f"the distribution name ({host.distro})")
+    if host.glibc:
+        return _set_host(facts, inferred, os="linux", why=f"a glibc version ({host.glibc}): glibc is Linux's C library")
     if nv and nv.driver_version and _LINUX_DRIVER.match(nv.driver_version) and nv.driver_kind != "wsl" and not host.wsl:
         return _set_host(facts, inferred, os="linux", why=f"a three-part driver version ({nv.driver_version}) is Linux numbering")
     exe = facts.python.executable or facts.python.env_path or ""
@@ -75,9 +84,102 @@ def _host_arch(facts: Facts, inferred: dict) -> Facts:
     if host.os == "windows":
         return _set_arch(facts, inferred, "x86_64", "GPU builds for native Windows are win_amd64 only")
     names = [g.name for g in facts.gpus if g.name]
+    grace = next((n for n in names if _GRACE.search(n)), None)
+    if grace:
+        return _set_arch(facts, inferred, "aarch64", f"{grace}: a Grace superchip, whose CPU is an Arm (aarch64) one")
     if host.os == "linux" and names and all(_DESKTOP_GPU.search(n) for n in names):
         return _set_arch(facts, inferred, "x86_64", f"{names[0]}: a desktop/workstation card, sold for x86_64 hosts")
+    if host.os == "linux":
+        for arch, pattern in _KERNEL_ARCH:
+            if host.kernel and pattern.search(host.kernel):
+                return _set_arch(facts, inferred, arch, f"the kernel release names it ({host.kernel})")
+        seen = {(arch, path) for path in _paths(facts) for arch, pattern in _PATH_ARCH if pattern.search(path)}
+        arches = {arch for arch, _ in seen}
+        if len(arches) == 1:
+            arch, path = sorted(seen)[0]
+            return _set_arch(facts, inferred, arch, f"a library path names it ({path})")
     return facts
+
+
+# Grace Hopper / Grace Blackwell superchips (GH200, GB200, GB300): an Arm CPU and the GPU on one module.
+_GRACE = re.compile(r"\bG[HB]\d{3}\b", re.I)
+# Kernel releases that name their architecture: "5.15.148-tegra", "6.8.0-1013-nvidia-64k" (arm64 only),
+# "3.10.0-1160.el7.x86_64", "6.1.0-27-amd64" / "-arm64" (Debian).
+_KERNEL_ARCH = (("aarch64", re.compile(r"-tegra\b|-64k\b|[.-](?:aarch64|arm64)\b")),
+                ("x86_64", re.compile(r"[.-](?:x86_64|amd64)\b")))
+# Debian multiarch directories and CUDA's target directories in a path: /usr/lib/x86_64-linux-gnu, targets/sbsa-linux.
+_PATH_ARCH = (("x86_64", re.compile(r"\bx86_64-linux(?:-gnu)?\b")),
+              ("aarch64", re.compile(r"\baarch64-linux(?:-gnu)?\b|\bsbsa-linux\b")))
+
+
+def _paths(facts: Facts) -> list[str]:
+    """The file system paths a document records (where an installation lies says something of the machine)."""
+    found = [c.path for c in facts.cudnn] + [t.root for t in facts.cuda_toolkits] + [t.nvcc for t in facts.cuda_toolkits]
+    if facts.cuda_toolkit is not None:
+        found += [facts.cuda_toolkit.root, facts.cuda_toolkit.nvcc]
+    found += [facts.python.executable, facts.python.env_path, *facts.python.nvidia_wheel_dirs.values()]
+    found += [v for k, v in facts.env.items() if k in ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH")]
+    return [p for p in found if p]
+
+
+def _python_version(facts: Facts, inferred: dict) -> Facts:
+    """The Python's major.minor from a path that names it (lib/python3.12/site-packages, bin/python3.12)."""
+    if facts.python.version or facts.host.os == "windows":  # (Windows paths do not name it: Lib\\site-packages)
+        return facts
+    # The target environment's own paths only (LD_LIBRARY_PATH may name another environment's).
+    own = [facts.python.executable, *facts.python.nvidia_wheel_dirs.values(),
+           *(c.path for c in facts.cudnn if (c.source or "").startswith("pip:"))]
+    seen = {m.group(1): path for path in own if path for m in [_PYTHON_IN_PATH.search(path)] if m}
+    if len(seen) != 1:
+        return facts  # none, or two Pythons named (a conda base and an env): nothing is guessed
+    (version, path), = seen.items()
+    inferred["python.version"] = f"a path of its environment names it ({path})"
+    return _replace(facts, python=dataclasses.replace(facts.python, version=version))
+
+
+_PYTHON_IN_PATH = re.compile(r"/(?:lib|bin)/python(3\.\d{1,2})(?:/site-packages|/dist-packages|$)")
+
+
+def _driver_from_kernel_module(facts: Facts, inferred: dict) -> Facts:
+    """The loaded nvidia.ko's version is the driver's (/proc/driver/nvidia/version, one of the probe's
+    own sources for it); not on a Jetson, where it is the L4T release, nor after a recorded failure."""
+    nv = facts.nvidia
+    if (not nv or nv.driver_version or not nv.kernel_module or nv.failure or nv.driver_kind in ("jetson", "wsl")
+            or facts.jetson is not None or not re.fullmatch(r"\d+(\.\d+)+", nv.kernel_module)):
+        return facts
+    inferred["nvidia.driver_version"] = f"the loaded kernel module's version ({nv.kernel_module}) is the driver's"
+    return _replace(facts, nvidia=dataclasses.replace(nv, driver_version=nv.kernel_module))
+
+
+def _failure_from_text(facts: Facts, inferred: dict) -> Facts:
+    """A recorded failure message the NVIDIA probe recognises (its classify_failure) names the failure."""
+    nv = facts.nvidia
+    if not nv or nv.failure or not nv.failure_text:
+        return facts
+    from envdoctor.probe.nvidia import classify_failure
+
+    found = classify_failure(nv.failure_text)
+    if not found:
+        return facts
+    inferred["nvidia.failure"] = f"the failure message ({found[1][:80]}) is {found[0]} (envdoctor.probe.nvidia)"
+    return _replace(facts, nvidia=dataclasses.replace(nv, failure=found[0]))
+
+
+def _cudnn_from_packages(facts: Facts, inferred: dict) -> Facts:
+    """A cuDNN found as a pip or conda package has that package's version (as the cuDNN probe reads it)."""
+    if not any(c.version is None and c.source for c in facts.cudnn):
+        return facts
+    from envdoctor.probe.cudnn import three_components
+
+    filled = []
+    for i, c in enumerate(facts.cudnn):
+        kind, _, name = (c.source or "").partition(":")
+        version = {"pip": facts.python.packages, "conda": facts.python.conda_packages}.get(kind, {}).get(name)
+        if c.version is None and version and "|" not in version:
+            c = dataclasses.replace(c, version=three_components(version))
+            inferred[f"cudnn[{i}].version"] = f"the {kind} package {name} {version}"
+        filled.append(c)
+    return dataclasses.replace(facts, cudnn=filled)
 
 
 # Desktop and workstation product lines (GeForce, TITAN, Quadro, RTX A/Ada/PRO): PCIe cards for x86_64
@@ -210,5 +312,6 @@ def _replace(facts: Facts, **changes) -> Facts:
     return dataclasses.replace(facts, **changes)
 
 
-_STEPS: tuple[Step, ...] = (_windows_driver, _jetson_from_gpu, _host_os, _jetson, _host_arch, _gpu_capabilities, _driver_cuda,
+_STEPS: tuple[Step, ...] = (_windows_driver, _failure_from_text, _driver_from_kernel_module, _jetson_from_gpu, _host_os,
+                            _jetson, _host_arch, _python_version, _gpu_capabilities, _driver_cuda, _cudnn_from_packages,
                             _packages_from_frameworks, _torch_arch_list)

@@ -218,6 +218,12 @@ class Facts:
             return True
         return self.recorded is not None and path.split(".")[0] in self.recorded
 
+    def lists_everything(self, path: str) -> bool:
+        """Whether a list or map (CONTAINERS) names all there is, so that an entry missing from it is absent:
+        a probe recorded it. In a hand-written document a missing entry is unknown like any missing key
+        (`"packages": {"torch": "2.6.0"}` does not say that nothing else is installed)."""
+        return path not in self.unrecorded and self.recorded is not None and path.split(".")[0] in self.recorded
+
     def is_inferred(self, path: str) -> bool:
         return path in self.inferred
 
@@ -395,6 +401,7 @@ _VERSION = re.compile(r"^v?\d+(\.\d+)+([-_.+!]?[A-Za-z0-9][A-Za-z0-9._+-]*)?$|^v
 _FRAMEWORK_DISTS = ("torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "paddlepaddle", "paddlepaddle-gpu")
 # What a user calls each container, for the one-line error.
 _WORDS = {"gpus": "a list of GPUs", "pci_devices": "a list of PCI devices", "cudnn": "a list of cuDNN installations",
+          "nvidia_wheel_dirs": "an object of NVIDIA wheel modules and their folders",
           "cuda_toolkits": "a list of CUDA toolkits", "errors": "a list of probe errors",
           "packages": "an object of package names and versions", "conda_packages": "an object of package names and versions",
           "frameworks": "an object of frameworks", "env": "an object of environment variables",

@@ -19,7 +19,7 @@ RULES: list[Rule] = []
 
 RULE_MODULES = ("envdoctor.diagnose.driver", "envdoctor.diagnose.environment", "envdoctor.diagnose.platform",
                 "envdoctor.diagnose.python", "envdoctor.diagnose.frameworks", "envdoctor.diagnose.gpu_arch",
-                "envdoctor.diagnose.cuda_libs", "envdoctor.diagnose.jetson")
+                "envdoctor.diagnose.cuda_libs", "envdoctor.diagnose.jetson", "envdoctor.diagnose.imports")
 
 
 def rule(fn: Rule) -> Rule:

@@ -156,6 +156,8 @@ def cuda_libs_missing(facts: Facts) -> Iterable[Finding]:
             return
     if not has_usable_gpu(facts) or facts.host.os != "linux" or facts.jetson is not None:
         return
+    if not all(facts.lists_everything(p) for p in ("python.packages", "cuda_toolkits", "cudnn")):
+        return  # the rules below conclude from libraries NOT found: only a probe's lists say that
     yield from _tensorflow_libs(facts)
     yield from _paddle_libs(facts)
     yield from _jax_local(facts)

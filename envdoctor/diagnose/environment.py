@@ -21,7 +21,8 @@ from envdoctor.findings import Finding
 @rule
 def cuda_visible_devices(facts: Facts) -> Iterable[Finding]:
     value = facts.env.get("CUDA_VISIBLE_DEVICES")
-    if value is None or not has_usable_gpu(facts):
+    # The GPUs must be known; their driver need not be (unknown is not broken: the variable hides them anyway).
+    if value is None or not facts.gpus or facts.driver_present is False:
         return
     tokens = [t.strip() for t in value.split(",")] if value.strip() else []
     visible = _leading_valid(tokens, facts)
@@ -61,18 +62,21 @@ def _leading_valid(tokens: list[str], facts: Facts) -> int:
 
 
 def _is_valid_device(token: str, facts: Facts) -> bool:
+    # An index or UUID is judged against the GPU list only when a probe recorded all of it (a
+    # hand-written list may name one GPU of several); "", "-1" or "NoDevFiles" are never GPUs.
+    every_gpu = facts.lists_everything("nvidia.gpus")
     if re.fullmatch(r"\d+", token):
-        return int(token) < len(facts.gpus)
+        return int(token) < len(facts.gpus) or not every_gpu
     if token.startswith("MIG-"):
         return True  # MIG instances are not in the facts; never call them invalid
     if token.startswith("GPU-"):
         uuids = [g.uuid for g in facts.gpus if g.uuid]
-        return not uuids or any(u.startswith(token) for u in uuids)
+        return not uuids or not every_gpu or any(u.startswith(token) for u in uuids)
     return False
 
 
 def _valid_ids(facts: Facts) -> str:
-    return ",".join(str(g.index) for g in facts.gpus)
+    return ",".join(str(i if g.index is None else g.index) for i, g in enumerate(facts.gpus))
 
 
 def _fixes(facts: Facts) -> tuple[str, ...]:

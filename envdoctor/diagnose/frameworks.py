@@ -88,13 +88,15 @@ def _cpu_builds(facts: Facts) -> Iterable[tuple[str, str, str, str]]:
     tf = _tensorflow_cpu(facts)
     if tf:
         yield tf
+    # The rest conclude from a package that is NOT installed: only a probe's package list says that.
+    listed = facts.lists_everything("python.packages")
     jaxlib = package(facts, "jaxlib")
-    if jaxlib and facts.host.os == "linux":
+    if jaxlib and facts.host.os == "linux" and listed:
         plugins = [n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")]
         if not plugins and "cuda" not in (local_tag(jaxlib) or ""):
             yield "jax", "jaxlib", jaxlib, "jaxlib is installed without a CUDA plugin (jax-cuda12-plugin / jax-cuda13-plugin)."
     paddle = package(facts, "paddlepaddle")
-    if paddle and not package(facts, "paddlepaddle-gpu"):
+    if paddle and not package(facts, "paddlepaddle-gpu") and listed:
         yield "paddle", "paddlepaddle", paddle, "`paddlepaddle` is Paddle's CPU package; the GPU build is `paddlepaddle-gpu`."
     deep = framework_of(facts, "paddle")
     gpu_paddle = package(facts, "paddlepaddle-gpu")
@@ -106,7 +108,7 @@ def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str]]:
     if facts.host.os != "linux":
         return None  # native Windows: tf-windows-native-gpu says it better
     cpu = package(facts, "tensorflow-cpu")
-    if cpu and not package(facts, "tensorflow"):
+    if cpu and not package(facts, "tensorflow") and facts.lists_everything("python.packages"):
         return "tensorflow", "tensorflow-cpu", cpu, "`tensorflow-cpu` is TensorFlow's CPU-only package."
     version = package(facts, "tensorflow")
     if not version:

@@ -7,7 +7,7 @@ import re
 from typing import Iterable
 
 from envdoctor.diagnose import knowledge, rule
-from envdoctor.diagnose._common import has_usable_gpu, package, plan_fix, public
+from envdoctor.diagnose._common import package, plan_fix, public
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 
@@ -77,7 +77,8 @@ def wsl_gpu_setup(facts: Facts) -> Iterable[Finding]:
 
 @rule
 def tf_windows_native_gpu(facts: Facts) -> Iterable[Finding]:
-    if facts.host.os != "windows" or (facts.known("nvidia.gpus") and not has_usable_gpu(facts)):
+    no_gpu = facts.known("nvidia.gpus") and (not facts.gpus or facts.driver_present is False)
+    if facts.host.os != "windows" or no_gpu:
         return  # the build has no GPU support either way; it only matters where a GPU is, or may be
     name = next((n for n in ("tensorflow", "tensorflow-gpu", "tensorflow-intel") if package(facts, n)), None)
     if name is None:

@@ -2,15 +2,18 @@
 
 Each framework runs in its own subprocess (deep_script.py), all in parallel, each bounded by
 ctx.deep_timeout (ENVDOCTOR_DEEP_TIMEOUT overrides it). An import that crashes (SIGSEGV, SIGILL) or
-hangs is recorded as Framework(import_error="killed by signal SIGSEGV" / "timed out after N s").
+hangs is recorded as Framework(import_error="killed by signal SIGSEGV" / "timed out after N s"); a crash
+keeps the last line the process printed ("killed by signal SIGABRT (last output: ...)"). On a terminal,
+an import still running after 5 s gets one "waiting for torch to import (5 s)…" line on stderr.
 """
 
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
+import sys
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TextIO
 
 from envdoctor import proc
 from envdoctor.facts import FactsError, Framework, PythonEnv, _build
@@ -44,7 +47,31 @@ def probe(ctx, python_env: PythonEnv) -> dict[str, Framework]:
         return {}
     with ThreadPoolExecutor(max_workers=len(present)) as pool:
         futures = {key: pool.submit(inspect, ctx, key, version) for key, version in present.items()}
+        _say_when_slow(futures)
         return {key: future.result() for key, future in futures.items()}
+
+
+PROGRESS_AFTER = 5.0  # seconds: an import still running then gets one line on a terminal
+
+
+def _say_when_slow(futures: dict, after: Optional[float] = None, stream: Optional[TextIO] = None) -> None:
+    """Once, after PROGRESS_AFTER seconds, name the imports still running (on a terminal only: a hung
+    import waits up to the deep timeout, and a silent minute looks like envdoctor hung)."""
+    stream = stream if stream is not None else sys.stderr
+    after = PROGRESS_AFTER if after is None else after
+    try:
+        if stream is None or not stream.isatty():
+            return
+    except (AttributeError, ValueError, OSError):
+        return
+    _, pending = wait(list(futures.values()), timeout=after)
+    names = [key for key, future in futures.items() if future in pending]
+    if names:
+        try:
+            stream.write(f"waiting for {', '.join(names)} to import ({after:g} s)…\n")
+            stream.flush()
+        except (OSError, ValueError, UnicodeEncodeError):
+            pass
 
 
 def inspect(ctx, key: str, version: Optional[str] = None) -> Framework:
@@ -57,9 +84,18 @@ def inspect(ctx, key: str, version: Optional[str] = None) -> Framework:
     reason = result.describe_failure() if not result.ok else "printed no result"
     if result.error and "timed out" in result.error:
         reason = f"timed out after {ctx.deep_timeout:g} s"
+    elif result.returncode is not None and result.returncode < 0:
+        last = _last_line(result.stderr)  # what a native library printed before it died
+        if last:
+            reason = f"{reason} (last output: {last})"
     if data is not None and data.get("import_error"):
         reason = data["import_error"]
     return Framework(version=version, import_error=reason)
+
+
+def _last_line(text: str, limit: int = 200) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1][:limit] if lines else ""
 
 
 def _payload(stdout: str) -> Optional[dict[str, Any]]:
