@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -130,18 +131,45 @@ def partial_document(doc: dict, rng) -> dict:
     return partial
 
 
+_EVIDENCE_PATH = re.compile(r"^((?:host|python|nvidia|cuda_toolkits?|cudnn|jetson|amd|env)(?:\.[\w\-]+|\[\d+\])*)=")
+
+
+def _value_at(facts, path: str):
+    node = facts
+    for key, index in re.findall(r"([\w\-]+)|\[(\d+)\]", path):
+        if node is None:
+            return None
+        if index:
+            node = node[int(index)] if isinstance(node, list) and len(node) > int(index) else None
+        else:
+            node = node.get(key) if isinstance(node, dict) else getattr(node, key, None)
+    return node
+
+
+def _evidence_kept(finding, facts) -> bool:
+    """Whether every fact a finding names as evidence (`nvidia.driver_version=…`) is still known."""
+    paths = [m.group(1) for m in map(_EVIDENCE_PATH.match, finding.evidence) if m]
+    return all(_value_at(facts, p) not in (None, [], {}) for p in paths)
+
+
 def judge_partial(entry: dict, seed: int) -> dict:
     import random
 
+    from envdoctor.complete import complete
+    from envdoctor.facts import Facts
+
     doc = json.loads((MACHINES / entry["file"]).read_text())
-    full_errors = _codes(doc, ("error",))
-    full_all = _codes(doc)
+    full = [f for f in diagnose(complete(Facts.from_dict(doc)))]
+    full_errors = {f.code for f in full if f.severity == "error"}
+    full_all = {f.code for f in full}
     without_deep = _codes({k: v for k, v in doc.items() if k != "frameworks"}, ("error",))  # as recorded, without --deep
     rng = random.Random(f"{seed}:{entry['file']}")
     partial = partial_document(doc, rng)
-    got = _codes(partial, ("error", "warning"))
+    facts = complete(Facts.from_dict(partial))
+    got = {f.code for f in diagnose(facts) if f.severity in ("error", "warning")}
+    kept = {f.code for f in full if f.severity == "error" and _evidence_kept(f, facts)} & without_deep
     return {"file": entry["file"], "full_errors": sorted(full_errors), "reachable": sorted(full_errors & without_deep),
-            "found": sorted(full_errors & got), "lost": sorted(full_errors - got),
+            "evidence_kept": sorted(kept), "found": sorted(full_errors & got), "lost": sorted(full_errors - got),
             "false_alarms": sorted(got - full_all), "partial": partial}
 
 
@@ -152,21 +180,27 @@ def main_partial(seed: int, verbose: bool, as_json: bool) -> int:
     reachable = sum(len(r["reachable"]) for r in results)
     found_reachable = sum(len(set(r["found"]) & set(r["reachable"])) for r in results)
     alarms = sum(len(r["false_alarms"]) for r in results)
+    kept = sum(len(r["evidence_kept"]) for r in results)
+    found_kept = sum(len(set(r["found"]) & set(r["evidence_kept"])) for r in results)
     share = found / wanted if wanted else 1.0
     share_reachable = found_reachable / reachable if reachable else 1.0
+    share_kept = found_kept / kept if kept else 1.0
     if as_json:
         print(json.dumps({"seed": seed, "error_codes": wanted, "found": found, "share": round(share, 4),
-                          "share_without_frameworks": round(share_reachable, 4), "new_false_alarms": alarms,
+                          "share_without_frameworks": round(share_reachable, 4),
+                          "share_with_evidence_kept": round(share_kept, 4), "new_false_alarms": alarms,
                           "machines": [{k: v for k, v in r.items() if k != "partial"} for r in results]}, indent=2))
         return 0
     if verbose:
         for r in results:
             if r["lost"] or r["false_alarms"]:
-                lost = [c + ("" if c in r["reachable"] else " (needs frameworks)") for c in r["lost"]]
+                lost = [c + ("" if c in r["reachable"] else " (needs frameworks)") +
+                        (" (evidence kept)" if c in r["evidence_kept"] else "") for c in r["lost"]]
                 print(f"{r['file']:<40} lost {lost or '-'}  false alarms {r['false_alarms'] or '-'}")
         print()
     print(f"partial facts (seed {seed}): {found}/{wanted} error codes of the full machines still found "
           f"({share:.1%}); of those found without the frameworks block: {found_reachable}/{reachable} ({share_reachable:.1%})")
+    print(f"  of those whose evidence facts all survived: {found_kept}/{kept} ({share_kept:.1%})")
     print(f"new false alarms: {alarms}")
     return 0
 

@@ -582,9 +582,95 @@ def test_host_os_from_a_windows_path_and_arch_from_the_windows_builds():
 def test_host_arch_from_a_desktop_card_is_only_for_desktop_lines():
     facts = completed({"host": {"os": "linux"}, "nvidia": {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]}})
     assert facts.host.arch == "x86_64" and facts.is_inferred("host.arch")
-    for name in ("NVIDIA H100 80GB HBM3", "NVIDIA GH200 480GB", "NVIDIA L4", "NVIDIA A100-SXM4-80GB"):
+    for name in ("NVIDIA H100 80GB HBM3", "NVIDIA L4", "NVIDIA A100-SXM4-80GB", "NVIDIA B200"):
         facts = completed({"host": {"os": "linux"}, "nvidia": {"gpus": [{"name": name}]}})
         assert facts.host.arch is None, name  # data-centre GPUs sit in aarch64 servers too
+
+
+@pytest.mark.parametrize("name", ["NVIDIA GH200 480GB", "NVIDIA GB200", "NVIDIA GB300"])
+def test_host_arch_of_a_grace_superchip_is_aarch64(name):
+    from envdoctor.matrix import gpus
+
+    assert gpus.product_for_name(name) is not None  # a product the GPU table knows
+    facts = completed({"nvidia": {"gpus": [{"name": name}]}})
+    assert facts.host.arch == "aarch64" and "Grace" in facts.inferred["host.arch"]
+
+
+@pytest.mark.parametrize("kernel, arch", [("5.15.148-tegra", "aarch64"), ("6.8.0-1013-nvidia-64k", "aarch64"),
+                                          ("3.10.0-1160.el7.x86_64", "x86_64"), ("6.1.0-27-amd64", "x86_64"),
+                                          ("6.1.0-27-arm64", "aarch64"), ("6.8.0-45-generic", None)])
+def test_host_arch_from_a_kernel_release_that_names_it(kernel, arch):
+    facts = completed({"host": {"os": "linux", "kernel": kernel}})
+    assert facts.host.arch == arch
+
+
+@pytest.mark.parametrize("path, arch", [("/usr/lib/x86_64-linux-gnu/libcudnn.so.9", "x86_64"),
+                                        ("/usr/lib/aarch64-linux-gnu/libcudnn.so.9", "aarch64"),
+                                        ("/usr/local/cuda-12.8/targets/sbsa-linux/lib/libcudnn.so.9", "aarch64")])
+def test_host_arch_from_a_multiarch_path(path, arch):
+    facts = completed({"host": {"os": "linux"}, "cudnn": [{"version": "9.1.0", "source": "ldconfig", "path": path}]})
+    assert facts.host.arch == arch and path in facts.inferred["host.arch"]
+
+
+def test_host_arch_not_guessed_from_paths_that_disagree():
+    facts = completed({"host": {"os": "linux"},
+                       "cudnn": [{"path": "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"},
+                                 {"path": "/usr/lib/aarch64-linux-gnu/libcudnn.so.8"}]})
+    assert facts.host.arch is None
+
+
+@pytest.mark.parametrize("host, os_name", [({"distro": "Ubuntu 22.04"}, "linux"), ({"distro": "Windows 11"}, "windows"),
+                                           ({"distro": "macOS 15.1"}, "macos"), ({"glibc": "2.35"}, "linux")])
+def test_host_os_from_the_distribution_or_glibc(host, os_name):
+    facts = completed({"host": host})
+    assert facts.host.os == os_name and facts.is_inferred("host.os")
+
+
+def test_host_os_from_a_wsl_driver():
+    facts = completed({"nvidia": {"driver_version": "573.24", "driver_kind": "wsl"}})
+    assert (facts.host.os, facts.host.wsl) == ("linux", True)
+
+
+def test_failure_from_its_message_is_the_probe_classification():
+    from envdoctor.probe.nvidia import classify_failure
+
+    text = "Failed to initialize NVML: Driver/library version mismatch"
+    facts = completed({"nvidia": {"failure_text": text}})
+    assert facts.nvidia.failure == classify_failure(text)[0] == "driver-library-mismatch"
+    assert facts.driver_present is False
+    assert completed({"nvidia": {"failure_text": "something else entirely"}}).nvidia.failure is None
+
+
+def test_driver_version_from_the_loaded_kernel_module():
+    facts = completed({"nvidia": {"kernel_module": "570.124.04", "gpus": [{"name": "NVIDIA L4"}]}})
+    assert facts.nvidia.driver_version == "570.124.04" and facts.driver_present is True
+    from envdoctor.matrix import drivers
+
+    assert facts.nvidia.driver_cuda == drivers.branch_cuda("570.124.04")  # and the branch row after it
+    for nvidia in ({"kernel_module": "36.4.3", "driver_kind": "jetson"},
+                   {"kernel_module": "550.54.15", "failure": "driver-library-mismatch"}):
+        assert completed({"nvidia": nvidia}).nvidia.driver_version is None, nvidia
+
+
+def test_python_version_from_its_site_packages():
+    site = "/home/ana/venv/lib/python3.12/site-packages"
+    facts = completed({"python": {"nvidia_wheel_dirs": {"nvidia.cudnn": f"{site}/nvidia/cudnn"}}})
+    assert facts.python.version == "3.12" and facts.is_inferred("python.version")
+    two = completed({"python": {"executable": "/opt/conda/bin/python3.11",
+                                "nvidia_wheel_dirs": {"nvidia.cudnn": f"{site}/nvidia/cudnn"}}})
+    assert two.python.version is None  # two Pythons named: nothing guessed
+    windows = completed({"host": {"os": "windows"}, "python": {"nvidia_wheel_dirs": {"nvidia.cudnn": f"{site}/nvidia/cudnn"}}})
+    assert windows.python.version is None
+
+
+def test_cudnn_version_from_its_package_is_the_probe_reading():
+    from envdoctor.facts import PythonEnv
+    from envdoctor.probe.cudnn import from_pip
+
+    packages = {"nvidia-cudnn-cu12": "9.1.0.70"}
+    facts = completed({"python": {"packages": packages}, "cudnn": [{"source": "pip:nvidia-cudnn-cu12"}]})
+    assert facts.cudnn[0].version == from_pip(PythonEnv(packages=packages))[0].version == "9.1.0"
+    assert facts.is_inferred("cudnn[0].version")
 
 
 def test_jetson_from_a_gpu_name_is_the_jetson_product_row():
@@ -657,7 +743,8 @@ def test_every_inference_step_is_covered_here():
     from envdoctor import complete as module
 
     covered = {"_windows_driver", "_jetson_from_gpu", "_host_os", "_jetson", "_host_arch", "_gpu_capabilities",
-               "_driver_cuda", "_packages_from_frameworks", "_torch_arch_list"}
+               "_driver_cuda", "_packages_from_frameworks", "_torch_arch_list", "_failure_from_text",
+               "_driver_from_kernel_module", "_python_version", "_cudnn_from_packages"}
     assert {step.__name__ for step in module._STEPS} <= covered
 
 
@@ -694,3 +781,73 @@ def test_diagnosis_of_a_partial_document_never_crashes():
         for doc in (with_null(path), without(path)):
             findings = diagnose(complete(Facts.from_dict(doc)))
             assert not [f for f in findings if f.code == "internal-error"], (str(path), findings)
+
+
+# --- what a missing entry of a hand-written list does not say ---------------------------------------
+
+
+def _codes_of(doc: dict) -> set[str]:
+    return {f.code for f in diagnose(complete(Facts.from_dict(doc))) if f.severity != "info"}
+
+
+def test_a_package_missing_from_a_hand_written_list_is_not_absent():
+    """tensorflow-cpu alone, paddlepaddle without -gpu, TF without nvidia-* wheels: only a probe's list says
+    the other package is not installed."""
+    from envdoctor.facts import load_facts
+
+    for name, code in (("diag-dup-tf-cpu.json", "duplicate-install"), ("diag-tf-no-cuda-libs.json", "cuda-libs-missing"),
+                       ("diag-paddle-cpu-gpu.json", "cpu-only-build"), ("diag-jaxlib-no-plugin.json", "cpu-only-build")):
+        recorded = json.loads((MACHINES / name).read_text())
+        assert code in {f.code for f in diagnose(complete(load_facts(MACHINES / name)))}, name
+        handwritten = {k: v for k, v in recorded.items() if k not in ("collected_at", "recorded")}
+        if name == "diag-dup-tf-cpu.json":
+            handwritten["python"]["packages"].pop("tensorflow")  # tensorflow-cpu left: a CPU package, or a duplicate?
+            assert "cpu-only-build" not in _codes_of(handwritten)
+        elif code == "cuda-libs-missing" or code == "cpu-only-build":
+            assert code not in _codes_of(handwritten), name
+
+
+def test_cuda_visible_devices_index_judged_only_against_a_recorded_gpu_list():
+    doc = json.loads((MACHINES / "diag-cvd-invalid.json").read_text())
+    assert "cuda-visible-devices" in _codes_of(doc)
+    handwritten = {k: v for k, v in doc.items() if k != "collected_at"}
+    assert "cuda-visible-devices" not in _codes_of(handwritten)  # "1" may be a GPU the list left out
+    handwritten["env"]["CUDA_VISIBLE_DEVICES"] = ""
+    assert "cuda-visible-devices" in _codes_of(handwritten)  # empty hides every GPU, however many
+
+
+@pytest.mark.parametrize("name, code", [("diag-cvd-empty.json", "cuda-visible-devices"),
+                                        ("diag-win-torch-pypi.json", "cpu-only-build"),
+                                        ("diag-tf-maxwell.json", "gpu-arch-unsupported"),
+                                        ("windows-tf.json", "tf-windows-native-gpu")])
+def test_listed_gpus_with_an_unknown_driver_still_get_the_build_findings(name, code):
+    doc = json.loads((MACHINES / name).read_text())
+    doc.pop("collected_at")
+    for key in ("driver_version", "kernel_module", "driver_cuda"):
+        doc["nvidia"].pop(key, None)
+    facts = complete(Facts.from_dict(doc))
+    assert facts.driver_present is None and facts.gpus
+    assert code in _codes_of(doc)
+    assert not _codes_of(doc) & {"no-nvidia-driver", "driver-too-old"}
+
+
+def test_jetson_with_an_unknown_jetpack_is_not_told_its_build_is_for_another():
+    doc = json.loads((MACHINES / "diag-jetson-nv-torch.json").read_text())
+    assert "jetson-wrong-wheel" not in _codes_of(doc)
+    doc.pop("collected_at")
+    doc["jetson"] = {"model": doc["jetson"]["model"]}
+    assert "jetson-wrong-wheel" not in _codes_of(doc)
+
+
+def test_partial_benchmark_has_no_false_alarms():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import diagnosis_accuracy
+    finally:
+        sys.path.pop(0)
+    for seed in (1, 2, 3):
+        results = [diagnosis_accuracy.judge_partial(e, seed) for e in diagnosis_accuracy.expectations()]
+        assert not [(r["file"], r["false_alarms"]) for r in results if r["false_alarms"]], seed
+        assert all(set(r["found"]) <= set(r["full_errors"]) for r in results)
+        for r in results:  # the partial document is hand-written and has no frameworks block
+            assert "frameworks" not in r["partial"] and "collected_at" not in r["partial"]

@@ -67,16 +67,19 @@ def tensorflow_gpu(facts: Facts) -> Optional[str]:
 
 @rule
 def cpu_only_build(facts: Facts) -> Iterable[Finding]:
-    if not has_usable_gpu(facts) or facts.jetson is not None or facts.host.os not in ("linux", "windows"):
+    # NVIDIA GPUs listed, and their driver not known to be missing or broken (no-nvidia-driver comes first then;
+    # a driver nobody recorded does not make the build less CPU-only).
+    if not facts.gpus or facts.driver_present is False or facts.jetson is not None or facts.host.os not in ("linux", "windows"):
         return
+    usable = "a usable NVIDIA GPU" if has_usable_gpu(facts) else "an NVIDIA GPU"
     for framework, dist, version, why in _cpu_builds(facts):
         name = FRAMEWORK_NAMES[framework]
         yield Finding(
             code="cpu-only-build", severity="error", section="frameworks",
-            title=f"{dist} {version} is a CPU-only build, but this machine has a usable NVIDIA GPU",
+            title=f"{dist} {version} is a CPU-only build, but this machine has {usable}",
             detail=(f"{why} {name} will run everything on the CPU; the {len(facts.gpus)} GPU(s) stay idle."),
             fix=plan_fix(facts, framework, f"Reinstall a CUDA build of {name}: `envdoctor install {framework} --cuda auto`"),
-            evidence=(f"python.packages.{dist}={version}", f"nvidia.driver_version={facts.nvidia.driver_version}"),
+            evidence=(f"python.packages.{dist}={version}", f"nvidia.driver_version={facts.nvidia.driver_version or 'unknown'}"),
         )
 
 

@@ -18,8 +18,9 @@ from envdoctor.findings import Finding
 
 @rule
 def gpu_arch_unsupported(facts: Facts) -> Iterable[Finding]:
-    if not facts.has_usable_driver or facts.jetson is not None:
-        return  # Jetson: jetson-wrong-wheel names the real problem
+    if facts.driver_present is False or facts.jetson is not None:
+        return  # no working driver: no-nvidia-driver first; Jetson: jetson-wrong-wheel names the real problem
+    # (A driver nobody recorded does not change which GPUs a build has kernels for.)
     yield from _torch(facts)
     yield from _tensorflow_jax(facts)
     yield from _paddle(facts)

@@ -74,6 +74,8 @@ def _other_jetpack(facts: Facts, framework: str, version: str) -> Optional[str]:
     """The JetPack of another major line whose Jetson builds list this version (rows for a whole line
     like "5" and for one release like "5.0")."""
     mine = (facts.jetson.jetpack or "").split(".")[0]
+    if not mine:
+        return None  # this Jetson's JetPack is unknown: no build is "for another one"
     for jetpack in knowledge.jetpacks():
         if jetpack.split(".")[0] == mine:
             continue
