@@ -44,7 +44,9 @@ class Signature:
     plan_fix: bool
     source: str
     noise: bool = False  # a harmless message: recognised so that it never passes for the cause
-    needle: str = ""  # the pattern's longest literal run, lowercased: a text without it cannot match
+    # The literal run(s) a matching text must contain, lowercased: one for most patterns, one per branch
+    # for a pattern that is a single alternation; () when the pattern has none long enough.
+    needles: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
 
 
@@ -149,23 +151,27 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         found.append(Signature(id=row["id"], framework=row["framework"], pattern=pattern, codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"], noise=bool(row.get("noise", False)),
-                               needle=longest_literal(row["pattern"]), examples=tuple(examples)))
+                               needles=literal_needles(row["pattern"]), examples=tuple(examples)))
     return tuple(found)
 
 
-def longest_literal(pattern: str) -> str:
+MIN_NEEDLE = 6  # shorter literals are too common to tell texts apart
+
+
+def literal_needles(pattern: str) -> tuple[str, ...]:
     """The longest run of plain characters the pattern must contain (lowercased), outside any
-    alternation, repetition or class: a quick substring test tells which texts can match at all.
-    A pattern that is one top-level alternation gets one run per branch, joined by NUL."""
+    alternation, repetition or class, so a quick substring test tells which texts can match at all;
+    for a pattern that is one top-level alternation, one such run per branch."""
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # Python 3.10
         import sre_parse  # type: ignore[no-redef]
     parsed = sre_parse.parse(pattern, re.IGNORECASE)
-    if len(parsed) == 1 and parsed[0][0] is sre_parse.BRANCH:  # a|b: every branch must have its own literal
-        branches = [_longest_run(sre_parse, branch) for branch in parsed[0][1][1]]
-        return "\x00".join(branches) if all(len(b) >= 6 for b in branches) else ""
-    return _longest_run(sre_parse, parsed)
+    if len(parsed) == 1 and parsed[0][0] is sre_parse.BRANCH:
+        runs = tuple(_longest_run(sre_parse, branch) for branch in parsed[0][1][1])
+    else:
+        runs = (_longest_run(sre_parse, parsed),)
+    return runs if all(len(r) >= MIN_NEEDLE for r in runs) else ()
 
 
 def _longest_run(sre_parse, items) -> str:
@@ -208,17 +214,17 @@ def find(text: str | Normalised) -> list[Match]:
 
 
 def _search(sig: Signature, flat: str, lower: str) -> Optional[re.Match]:
-    if not lower or len(sig.needle) < 6:
+    if not lower or not sig.needles:
         return sig.pattern.search(flat)
-    if "\x00" in sig.needle:  # alternatives: run the pattern only on a text holding one of them
-        return sig.pattern.search(flat) if any(n in lower for n in sig.needle.split("\x00")) else None
-    at = lower.find(sig.needle)
-    while at != -1:
-        start = max(0, at - WINDOW)
-        hit = sig.pattern.search(flat, start, min(len(flat), at + len(sig.needle) + WINDOW))
+    if len(sig.needles) > 1:  # alternatives: run the pattern only on a text holding one of them
+        return sig.pattern.search(flat) if any(n in lower for n in sig.needles) else None
+    (needle,) = sig.needles
+    at = lower.find(needle)
+    while at != -1:  # every repetition in a pattern is bounded: it matches within WINDOW of its literal
+        hit = sig.pattern.search(flat, max(0, at - WINDOW), min(len(flat), at + len(needle) + WINDOW))
         if hit:
             return hit
-        at = lower.find(sig.needle, at + WINDOW)
+        at = lower.find(needle, at + WINDOW)
     return None
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import functools
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # Terminal control sequences: CSI (colours, cursor), OSC (titles, links), character-set selection
 # (`tput sgr0` writes ESC ( B), and the two-byte ones (keypad, save/restore cursor).
@@ -35,7 +36,6 @@ class Normalised:
     text: str
     flat: str
     truncated: bool = False  # the input was longer than what was read
-    _anchors: list = field(default_factory=list, repr=False, compare=False)
 
     def line_at(self, flat_index: int, flat_end: int | None = None) -> str:
         """The line(s) of `text` that hold flat[flat_index:flat_end], stripped."""
@@ -46,29 +46,28 @@ class Normalised:
         return self.text[line_start:line_end if line_end != -1 else len(self.text)].strip()
 
     def _to_text(self, flat_index: int) -> int:
-        if not self._anchors:
-            self._build_anchors()
-        flat_starts, text_ends = self._anchors
+        lead, flat_starts, text_ends = self._anchors
         i = bisect.bisect_right(flat_starts, flat_index) - 1
         if i < 0:
-            return flat_index + self._lead
+            return flat_index + lead
         # flat_starts[i] is the single space standing for a run that ended at text_ends[i] in text
         return text_ends[i] + (flat_index - flat_starts[i]) - 1
 
-    def _build_anchors(self) -> None:
+    @functools.cached_property
+    def _anchors(self) -> tuple[int, list[int], list[int]]:
+        """Where `flat` and `text` differ: each collapsed whitespace run's place in both (built on the
+        first excerpt only; most texts never need it)."""
         text = self.text
         lead = len(text) - len(text.lstrip())
         flat_starts, text_ends = [], []
         shift = lead  # text index - flat index, before the next run
         for run in _BREAKS.finditer(text, lead):
-            flat_start = run.start() - shift
             if run.end() == len(text):
                 break
-            flat_starts.append(flat_start)
+            flat_starts.append(run.start() - shift)
             text_ends.append(run.end())
             shift += len(run.group()) - 1
-        object.__setattr__(self, "_lead", lead)
-        self._anchors.extend([flat_starts, text_ends])
+        return lead, flat_starts, text_ends
 
 
 def normalise(raw: bytes | str, truncated: bool = False) -> Normalised:

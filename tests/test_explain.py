@@ -221,3 +221,17 @@ def test_tput_resets_and_terminal_links_are_removed():
     text = f"{red}RuntimeError: CUDA error: no kernel image{reset} is available for execution on the device {link}\x1b7\x1b8"
     assert clean(text) == "RuntimeError: CUDA error: no kernel image is available for execution on the device docs"
     assert [m.signature.id for m in find(text)] == ["no-kernel-image"]
+
+
+def test_every_signature_has_a_literal_to_prefilter_on():
+    """A pattern without one is run over the whole text: with 500 signatures that breaks explain's 1 s budget."""
+    assert [s.id for s in signatures() if not s.needles] == []
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_the_prefiltered_search_finds_what_a_plain_search_finds(log):
+    from envdoctor.textnorm import normalise
+
+    doc = normalise(log.read_text(encoding="utf-8"))
+    plain = {s.id for s in signatures() if s.pattern.search(doc.flat)}
+    assert {m.signature.id for m in find(doc)} == plain

@@ -19,7 +19,6 @@ pytorch conda build string also tells the build's CUDA/cuDNN (or that it is a CP
 from __future__ import annotations
 
 import re
-from typing import Optional
 from urllib.parse import unquote
 
 from envdoctor.read._util import package_name, pep440, put

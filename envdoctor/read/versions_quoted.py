@@ -16,7 +16,7 @@ import re
 from typing import Callable
 
 from envdoctor.probe.nvidia import cuda_from_int
-from envdoctor.read._util import add_cudnn, add_gpu, arch, cudnn_from_int, package_name, pep440, put, sm_to_cc
+from envdoctor.read._util import add_cudnn, add_gpu, cudnn_from_int, package_name, pep440, put, sm_to_cc
 from envdoctor.textnorm import flatten
 
 _V = r"(\d{1,3}(?:\.\d{1,4}){1,3}(?:(?:a|b|rc|\.post|\.dev)\d{1,8})?)"  # a package version inside prose
