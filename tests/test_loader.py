@@ -84,7 +84,7 @@ def test_parsed_files_are_cached_and_edits_are_checked_again(tmp_path, monkeypat
     path.write_text('[[cuda]]\ncuda = "12.8"\nsource = "s"\nchecked = 2026-11-29\n')
     first = load_file(path)
     assert first == {"cuda": [{"cuda": "12.8", "source": "s", "checked": "2026-11-29"}]}
-    assert len(list((tmp_path / "cache").glob("x.toml.*.marshal"))) == 1
+    assert len(list((tmp_path / "cache").glob("*-x.toml.*.marshal"))) == 1
     assert load_file(path) == first
     path.write_text('[[cuda]]\ncuda = "12.8"\nchecked = 2026-11-29\n')  # provenance removed
     with pytest.raises(MatrixError, match="missing 'source'"):
@@ -98,3 +98,14 @@ def test_an_unwritable_cache_is_no_cache(tmp_path, monkeypatch):
     path = tmp_path / "x.toml"
     path.write_text('[[cuda]]\ncuda = "13.0"\nsource = "s"\nchecked = "2026-11-29"\n')
     assert load_file(path)["cuda"][0]["cuda"] == "13.0"
+
+
+def test_same_named_files_in_two_folders_do_not_evict_each_other(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVDOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    for folder, value in (("matrices", "12.8"), ("recipes", "13.0")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.toml").write_text(f'[[cuda]]\ncuda = "{value}"\nsource = "s"\nchecked = "2026-11-29"\n')
+    for folder in ("matrices", "recipes"):
+        load_file(tmp_path / folder / "x.toml")
+    assert len(list((tmp_path / "cache").glob("*.marshal"))) == 2  # both stay cached
+    assert load_file(tmp_path / "recipes" / "x.toml")["cuda"][0]["cuda"] == "13.0"

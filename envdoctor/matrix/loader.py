@@ -52,7 +52,8 @@ def load_file(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise MatrixError(f"{path.name}: cannot read: {exc.strerror or exc}") from None
     key = hashlib.sha256(raw).hexdigest()[:20]
-    cached = _cache_get(path.name, key)
+    name = _cache_name(path)
+    cached = _cache_get(name, key)
     if cached is not None:
         return cached
     try:
@@ -61,7 +62,7 @@ def load_file(path: Path) -> dict[str, Any]:
         raise MatrixError(f"{path.name}: not valid TOML: {exc}") from None
     check_provenance(data, path.name)
     data = _plain(data)
-    _cache_put(path.name, key, data)
+    _cache_put(name, key, data)
     return data
 
 
@@ -71,10 +72,21 @@ def load_file(path: Path) -> dict[str, Any]:
 # so an edited or upgraded file is parsed and checked again. Any cache trouble means "no cache".
 
 def _cache_dir() -> Path:
+    """The platform's per-user cache directory (what `platformdirs.user_cache_dir` would say)."""
     explicit = os.environ.get("ENVDOCTOR_CACHE_DIR")
     if explicit:
         return Path(explicit)
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "envdoctor" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "envdoctor"
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "envdoctor"
+
+
+def _cache_name(path: Path) -> str:
+    """matrices/pytorch.toml and recipes/pytorch.toml share a file name: the folder keeps them apart."""
+    return f"{path.parent.name}-{path.name}"
 
 
 def _cache_path(name: str, key: str) -> Path:
