@@ -19,6 +19,39 @@ def test_os_release(text, expected):
     assert host.parse_os_release(text) == expected
 
 
+# os-release(5) quoting: single quotes, escapes inside double quotes, comments, blank lines.
+QUOTED = """# a comment
+NAME='Fedora Linux'
+VERSION_ID=41
+PRETTY_NAME="Fedora Linux 41 (Workstation \\"Edition\\")"
+ID=fedora
+"""
+
+
+def test_os_release_quoting_and_escapes_follow_the_spec():
+    values = host.os_release_values(QUOTED)
+    assert values["NAME"] == "Fedora Linux" and values["VERSION_ID"] == "41"
+    assert values["PRETTY_NAME"] == 'Fedora Linux 41 (Workstation "Edition")'
+    assert host.parse_os_release(QUOTED) == "Fedora Linux 41"
+
+
+@pytest.mark.skipif(not hasattr(__import__("platform"), "_parse_os_release"), reason="CPython's own reader to compare with")
+@pytest.mark.parametrize("text", [UBUNTU, DEBIAN, ARCH, QUOTED])
+def test_os_release_reads_like_pythons_platform_module(text):
+    import platform
+
+    expected = platform._parse_os_release(text.splitlines())
+    expected.pop("ID", None), expected.pop("NAME", None)  # platform.py adds defaults for these two
+    values = host.os_release_values(text)
+    assert {k: v for k, v in values.items() if k not in ("ID", "NAME")} == expected
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux branch reads /proc")
+def test_usr_lib_os_release_is_the_fallback(tmp_path):
+    put(tmp_path, "/usr/lib/os-release", DEBIAN)
+    assert host.probe(context(tmp_path)).distro == "Debian 12"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux branch reads /proc")
 def test_wsl2_tree(tmp_path):
     put(tmp_path, "/etc/os-release", UBUNTU)

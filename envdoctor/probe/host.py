@@ -28,7 +28,7 @@ def _linux(ctx) -> Host:
     proc_version = proc.read_text(ctx.path("/proc/version"), 4096) or ""
     return Host(
         os="linux",
-        distro=parse_os_release(proc.read_text(ctx.path("/etc/os-release")) or ""),
+        distro=parse_os_release(_os_release_text(ctx)),
         kernel=kernel,
         arch=normalise_arch(platform.machine()),
         glibc=_glibc(),
@@ -91,9 +91,33 @@ def _glibc() -> Optional[str]:
     return version if name == "glibc" and version else None
 
 
+def _os_release_text(ctx) -> str:
+    """os-release(5): /etc/os-release, else /usr/lib/os-release (what a minimal image may only have)."""
+    for candidate in ("/etc/os-release", "/usr/lib/os-release"):
+        text = proc.read_text(ctx.path(candidate))
+        if text:
+            return text
+    return ""
+
+
+# os-release(5) as Python's platform.freedesktop_os_release() reads it: KEY=value, the value
+# optionally in matching quotes, with \\ \$ \" \' \` escapes; comments and other lines ignored.
+_OS_RELEASE_LINE = re.compile(r"""^(?P<name>[a-zA-Z0-9_]+)=(?P<quote>["']?)(?P<value>.*)(?P=quote)$""")
+_OS_RELEASE_ESCAPE = re.compile(r"""\\([\\$"'`])""")
+
+
+def os_release_values(text: str) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _OS_RELEASE_LINE.match(line.strip())
+        if match:
+            values[match["name"]] = _OS_RELEASE_ESCAPE.sub(r"\1", match["value"])
+    return values
+
+
 def parse_os_release(text: str) -> Optional[str]:
     """`/etc/os-release` → "Ubuntu 24.04" (NAME + VERSION_ID), PRETTY_NAME as a fallback."""
-    values = dict(re.findall(r'^([A-Z_]+)="?([^"\n]*)"?\s*$', text, re.M))
+    values = os_release_values(text)
     name = values.get("NAME")
     version = values.get("VERSION_ID")
     if name and version:
