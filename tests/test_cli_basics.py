@@ -42,7 +42,7 @@ def test_an_error_message_is_always_one_line(capsys):
 
 def test_click_usage_errors_are_one_line(cli):
     for args, text in ((("check", "--bogus"), "No such option: --bogus"),
-                       (("smoke", "--timeout", "abc"), "'abc' is not a valid float"),
+                       (("smoke", "--timeout", "abc"), "Invalid value for '--timeout'"),  # wording after it differs by typer release
                        (("install",), "Missing argument")):
         result = cli(*args)
         assert result.returncode == 2
