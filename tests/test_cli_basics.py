@@ -48,3 +48,46 @@ def test_click_usage_errors_are_one_line(cli):
         assert result.returncode == 2
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("envdoctor: error: ") and text in lines[0], result.stderr
+
+
+def test_root_help_offers_quiet_and_completion(cli):
+    text = cli("--help", env={"COLUMNS": "200"}).stdout
+    for option in ("--quiet", "--install-completion", "--show-completion", "--version"):
+        assert option in text
+
+
+def test_envdoctor_manager_sets_install_default(cli):
+    from conftest import FIXTURES
+
+    machine = str(FIXTURES / "machines" / "diag-driver-old.json")
+    import json
+
+    plan = json.loads(cli("install", "pytorch", "--json", "--facts", machine, env={"ENVDOCTOR_MANAGER": "uv"}).stdout)
+    assert plan["manager"] == "uv"
+    explicit = json.loads(cli("install", "pytorch", "--json", "--manager", "pip", "--facts", machine,
+                              env={"ENVDOCTOR_MANAGER": "uv"}).stdout)
+    assert explicit["manager"] == "pip"  # the command line wins
+    bad = cli("install", "pytorch", "--facts", machine, env={"ENVDOCTOR_MANAGER": "bogus"})
+    assert bad.returncode == 2 and "bogus" in bad.stderr
+
+
+def test_app_is_importable_for_in_process_runners():
+    from typer.testing import CliRunner
+
+    from envdoctor.cli import app
+
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith("envdoctor ")
+
+
+def test_in_process_json_names_its_schema():
+    import json
+
+    from typer.testing import CliRunner
+
+    from conftest import FIXTURES
+    from envdoctor.cli import app
+
+    machine = str(FIXTURES / "machines" / "diag-driver-old.json")
+    result = CliRunner().invoke(app, ["install", "pytorch", "--json", "--facts", machine])
+    assert json.loads(result.output)["schema"] == "envdoctor.install/1"

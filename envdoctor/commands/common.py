@@ -9,8 +9,24 @@ import typer
 
 from envdoctor.facts import Facts
 
-FactsOption = typer.Option(None, "--facts", metavar="FILE", help="Use a recorded machine (JSON from `envdoctor facts`) instead of probing.")
-PythonOption = typer.Option(None, "--python", metavar="PATH", help="The Python environment to inspect (default: active venv/conda env, else this interpreter).")
+MAX_PATH_CHARS = 4096  # longer than any real path (PATH_MAX): an argument this long is a mistake
+
+
+def not_empty(value: Optional[str]) -> Optional[str]:
+    """A path option given as '' (an unset shell variable) is a usage error, not "use the default"."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise typer.BadParameter("needs a path, not an empty string")
+    if len(value) > MAX_PATH_CHARS:
+        raise typer.BadParameter(f"is {len(value)} characters long; no path is longer than {MAX_PATH_CHARS}")
+    return value
+
+
+FactsOption = typer.Option(None, "--facts", metavar="FILE", callback=not_empty,
+                           help="Use a recorded machine (JSON from `envdoctor facts`) instead of probing.")
+PythonOption = typer.Option(None, "--python", metavar="PATH", callback=not_empty,
+                            help="The Python environment to inspect (default: active venv/conda env, else this interpreter).")
 
 
 def obtain_facts(facts_file: Optional[str], python: Optional[str], deep: bool = False,
@@ -39,13 +55,18 @@ def _read_or_probe(facts_file: Optional[str], python: Optional[str], deep: bool,
 
         return load_facts(facts_file), {}
     from envdoctor.probe import collect
+    from envdoctor.render import progress
 
-    if meanwhile is None:
-        return collect(python=python, deep=deep)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        probing = pool.submit(collect, python=python, deep=deep)
-        meanwhile()
-        return probing.result()
+    with progress("importing each framework to read its build..." if deep else "probing this machine..."):
+        if meanwhile is None:
+            return collect(python=python, deep=deep)
+        pool = ThreadPoolExecutor(max_workers=1)
+        try:
+            probing = pool.submit(collect, python=python, deep=deep)
+            meanwhile()
+            return probing.result()
+        finally:  # Ctrl-C while the probes run: do not wait for them (main exits 130 at once)
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def exit_code_for(findings, strict: bool = False, probe_failed: bool = False) -> int:

@@ -1,11 +1,31 @@
-"""render: the only place that prints. Console output is for people; JSON is for machines."""
+"""render: the only place that prints. Console output is for people; JSON is for machines.
+
+Every JSON document starts with the same three keys (`document()`): `schema` (envdoctor.<kind>/1),
+`envdoctor_version` and `matrices_checked` (the newest `checked` date of the data files it was
+judged with). Output survives any terminal: a stream that cannot encode the marks gets ASCII ones
+(`envdoctor.render.marks`), and JSON falls back to \\u escapes.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
+import re
 import sys
-from typing import Any
+from typing import Any, Optional
+
+# The schema of each command's --json document (a document that names its own schema keeps it).
+COMMAND_SCHEMAS = {
+    "check": "envdoctor.report/1",
+    "facts": "envdoctor.facts/1",
+    "install": "envdoctor.install/1",
+    "explain": "envdoctor.explain/1",
+    "smoke": "envdoctor.smoke/1",
+    "matrix": "envdoctor.matrix/1",
+}
+HEAD_KEYS = ("schema", "envdoctor_version", "matrices_checked")
 
 
 def console(stderr: bool = False):
@@ -16,5 +36,91 @@ def console(stderr: bool = False):
                    soft_wrap=True)  # a line too long for a pipe is not broken in the middle
 
 
-def print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+@contextlib.contextmanager
+def progress(message: str):
+    """A spinner with `message` on stderr while the block runs: only when stderr is a terminal and
+    not --quiet (never on stdout, never in a log). It leaves nothing behind when done."""
+    stream = sys.stderr
+    if quiet() or stream is None or not _isatty(stream):
+        yield
+        return
+    from rich.live import Live
+    from rich.spinner import Spinner
+
+    with Live(Spinner("dots", text=message, style="cyan"), console=console(stderr=True), transient=True,
+              redirect_stdout=False, redirect_stderr=True, refresh_per_second=8):
+        yield
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def quiet() -> bool:
+    """-q/--quiet or ENVDOCTOR_QUIET=1: only errors and the verdict line."""
+    return os.environ.get("ENVDOCTOR_QUIET", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def document(data: Any, schema: Optional[str] = None) -> Any:
+    """A JSON document with its head: schema, envdoctor_version, matrices_checked, then the rest."""
+    if not isinstance(data, dict):
+        return data
+    from envdoctor import __version__
+
+    head = {"schema": data.get("schema") or schema or _command_schema(),
+            "envdoctor_version": __version__, "matrices_checked": matrices_checked()}
+    return {**head, **{k: v for k, v in data.items() if k not in head}}
+
+
+def print_json(data: Any, schema: Optional[str] = None) -> None:
+    """The document on stdout: UTF-8 where the stream can take it, \\u escapes where it cannot."""
+    text = json.dumps(document(data, schema), indent=2, ensure_ascii=False)
+    if not can_encode(text, sys.stdout):
+        text = json.dumps(document(data, schema), indent=2, ensure_ascii=True)
+    sys.stdout.write(text + "\n")
+
+
+def can_encode(text: str, stream) -> bool:
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def matrices_checked() -> Optional[str]:
+    """The newest `checked = "YYYY-MM-DD"` in the data files (matrices/ and recipes/), or None."""
+    from envdoctor.matrix.loader import data_dir
+
+    pattern = re.compile(rb'^\s*checked\s*=\s*"?(\d{4}-\d{2}-\d{2})', re.MULTILINE)
+    newest = None
+    for kind in ("matrices", "recipes"):
+        try:
+            files = sorted(data_dir(kind).rglob("*.toml"))
+        except OSError:
+            continue
+        for path in files:
+            try:
+                dates = pattern.findall(path.read_bytes())
+            except OSError:
+                continue
+            if dates:
+                newest = max([newest or b"", *dates])
+    return newest.decode() if newest else None
+
+
+def _command_schema() -> Optional[str]:
+    """The schema of the command now running (the command line names it: `running(name)`)."""
+    return COMMAND_SCHEMAS.get(RUNNING[0]) if RUNNING else None
+
+
+RUNNING: list[str] = []  # the command being run, set by envdoctor.cli
+
+
+def running(command: str) -> None:
+    RUNNING[:] = [command]

@@ -164,9 +164,10 @@ def _table(candidates: list[Candidate], plan: Optional[InstallPlan]) -> Table:
 def _cell(c: Optional[Candidate], plan: Optional[InstallPlan]) -> tuple[str, str]:
     if c is None:
         return NOT_PUBLISHED
-    if is_chosen(c, plan):
-        return CHOSEN
-    return CELLS.get(c.verdict, CELLS["other"])
+    from envdoctor.render.marks import fit
+
+    text, style = CHOSEN if is_chosen(c, plan) else CELLS.get(c.verdict, CELLS["other"])
+    return fit(text), style  # [ok] where stdout cannot show the marks, so that the columns line up
 
 
 def _legend(framework: str, candidates: list[Candidate], plan: Optional[InstallPlan]) -> str:
