@@ -6,4 +6,6 @@ COMMAND_MODULES = (
     "envdoctor.commands.matrix",
     "envdoctor.commands.smoke",
     "envdoctor.commands.explain",
+    "envdoctor.commands.dockerfile",
+    "envdoctor.commands.fleet",
 )

@@ -1,0 +1,103 @@
+"""`envdoctor fleet PATH… [-]`: one view of many nodes' JSON (groups by value, drift, unhealthy,
+unknown and silent nodes). Exit 0 homogeneous and healthy, 1 drift or problem nodes, 2 input error."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(fleet)
+
+
+def fleet(
+    paths: List[str] = typer.Argument(..., metavar="PATH...", help="Files or folders of nodes' JSON; '-' reads stdin (pdsh/clush `host: json` lines, JSON Lines)."),
+    expect_hosts: Optional[str] = typer.Option(None, "--expect-hosts", metavar="FILE|RANGE", help="The hosts that should have answered, e.g. gpu[001-120]."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", metavar="FILE", help="A node's facts or report whose values are the reference."),
+    majority: bool = typer.Option(False, "--majority", help="The majority's value is the reference (the default)."),
+    expect: Optional[str] = typer.Option(None, "--expect", metavar="FILE", help="A TOML policy applied to every node (policy-violation)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON (schema envdoctor.fleet/1)."),
+    markdown_out: bool = typer.Option(False, "--markdown", help="Print Markdown."),
+) -> None:
+    """Aggregate many nodes' facts or reports: groups of nodes by value, drift, unhealthy and silent nodes."""
+    from envdoctor.errors import UsageError
+    from envdoctor.fleet.aggregate import Collector, aggregate
+    from envdoctor.fleet.inputs import read_paths
+    from envdoctor.fleet.nodes import Judge
+    from envdoctor.fleet import render
+
+    if baseline and majority:
+        raise UsageError("--baseline FILE and --majority name two references; give one of them")
+    if json_out and markdown_out:
+        raise UsageError("give one output format, not json and markdown")
+    for path in paths:
+        if path != "-" and not os.path.exists(path):
+            raise UsageError(f"{path}: no such file or folder")
+    if paths.count("-") > 1:
+        raise UsageError("'-' (stdin) given twice")
+    expected = _expected_hosts(expect_hosts)
+    reference = _baseline_values(baseline)
+    policy = None
+    if expect:
+        from envdoctor.policy import load_policy
+
+        policy = load_policy(expect)
+    collector = Collector(Judge(policy)).add_all(read_paths(paths))
+    view = aggregate(collector, expected, reference)
+    if view.nodes == 0 and not view.unreadable:
+        raise UsageError("no node's JSON found in " + " ".join(paths))
+    if json_out:
+        from envdoctor import __version__
+        from envdoctor.render import print_json
+
+        print_json(render.document(view, __version__))
+    elif markdown_out:
+        sys.stdout.write(render.markdown(view))
+    else:
+        sys.stdout.write(render.text(view))
+    raise typer.Exit(view.exit_code())
+
+
+def _expected_hosts(source: Optional[str]) -> list[str]:
+    if not source:
+        return []
+    from envdoctor.errors import UsageError
+    from envdoctor.fleet.hostlist import HostlistError, read_expected
+
+    def read_text(path: str) -> Optional[str]:
+        if not os.path.isfile(path):
+            return None
+        from envdoctor.facts import FactsError, read_bounded
+
+        try:
+            return read_bounded(path, "host list", 16_000_000)
+        except FactsError as exc:
+            raise UsageError(str(exc)) from None
+
+    try:
+        return read_expected(source, read_text)
+    except HostlistError as exc:
+        raise UsageError(f"--expect-hosts: {exc}") from None
+
+
+def _baseline_values(path: Optional[str]) -> Optional[dict]:
+    if not path:
+        return None
+    from envdoctor.errors import UsageError
+    from envdoctor.fleet.inputs import Document, read_file
+    from envdoctor.fleet.keys import node_values
+
+    items = list(read_file(path))
+    docs = [i for i in items if isinstance(i, Document)]
+    if len(docs) != 1:
+        why = items[0].message if items and not docs else f"{len(docs)} documents; a baseline is one node"
+        raise UsageError(f"--baseline {path}: {why}")
+    data = docs[0].data
+    facts = data.get("facts") if isinstance(data.get("facts"), dict) else data
+    if not str(facts.get("schema", "")).startswith("envdoctor.facts/"):
+        raise UsageError(f"--baseline {path}: not an envdoctor facts or report document")
+    return node_values(facts)
