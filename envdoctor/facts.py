@@ -49,6 +49,7 @@ class PythonEnv:
     # Installation dirs of NVIDIA wheels ("nvidia.cudnn" -> path), for reading their headers.
     nvidia_wheel_dirs: dict[str, str] = field(default_factory=dict)
     conda_packages: dict[str, str] = field(default_factory=dict)
+    target_source: Optional[str] = None  # how it was chosen: --python | VIRTUAL_ENV | CONDA_PREFIX | .venv | PATH | self
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,60 @@ class Framework:
 
 
 @dataclass(frozen=True)
+class Container:
+    """GPU access from inside a container, and (on a host) the container runtime's GPU set-up.
+    Lists are what was found; an empty list in a probe-recorded block means none."""
+
+    in_container: Optional[bool] = None
+    runtime: Optional[str] = None  # docker | podman | containerd | kubernetes | lxc
+    detected_by: Optional[str] = None  # the marker that said so: "/.dockerenv", "/proc/1/cgroup", ...
+    device_nodes: list[str] = field(default_factory=list)  # "/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm"
+    driver_libs: list[str] = field(default_factory=list)  # "libcuda.so.1", "libnvidia-ml.so.1" (ld cache, known dirs)
+    nvidia_visible_devices: Optional[str] = None  # unset and unknown are both null
+    nvidia_require_cuda: Optional[str] = None  # "cuda>=12.4 brand=tesla,driver>=470,driver<471"
+    nvidia_driver_capabilities: Optional[str] = None
+    nvidia_disable_require: Optional[str] = None
+    shm_bytes: Optional[int] = None  # size of /dev/shm
+    podman: Optional[bool] = None  # podman installed here (a host that starts containers)
+    cdi_specs: list[str] = field(default_factory=list)  # CDI spec files naming nvidia.com/gpu
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A host compiler a CUDA extension build uses: `cxx` (torch's C++ compiler, $CXX or c++) or
+    `nvcc-host` (what nvcc runs: $CC, which torch passes as -ccbin, else gcc on PATH)."""
+
+    role: Optional[str] = None
+    command: Optional[str] = None
+    path: Optional[str] = None
+    kind: Optional[str] = None  # gcc | clang | msvc
+    version: Optional[str] = None  # "12.2.0"
+
+
+@dataclass(frozen=True)
+class Build:
+    """What building a CUDA extension (torch.utils.cpp_extension, flash-attn, apex) will use (`check --build`)."""
+
+    nvcc: Optional[str] = None  # nvcc on PATH
+    nvcc_version: Optional[str] = None  # "13.0", from `nvcc --version`
+    nvcc_root: Optional[str] = None  # the toolkit that nvcc belongs to
+    cuda_home: Optional[str] = None  # the toolkit torch builds with (CUDA_HOME, CUDA_PATH, nvcc's, /usr/local/cuda)
+    cuda_home_from: Optional[str] = None  # CUDA_HOME | CUDA_PATH | PATH | /usr/local/cuda
+    cuda_home_version: Optional[str] = None  # `CUDA_HOME/bin/nvcc --version`, what torch compares
+    cuda_home_headers: Optional[bool] = None  # CUDA_HOME/include/cuda_runtime.h exists (a toolkit, not a wrapper's folder)
+    gcc_max: Optional[int] = None  # the newest GCC major the toolkit's crt/host_config.h accepts
+    compilers: list[Compiler] = field(default_factory=list)
+    ninja: Optional[str] = None
+    ninja_version: Optional[str] = None
+    python_include: Optional[str] = None  # the target interpreter's sysconfig "include" dir
+    python_h: Optional[bool] = None  # Python.h present there
+    torch_cuda_arch_list: Optional[str] = None
+    max_jobs: Optional[str] = None
+    cpu_count: Optional[int] = None
+    mem_available_mib: Optional[int] = None
+
+
+@dataclass(frozen=True)
 class ProbeError:
     probe: str
     message: str
@@ -147,11 +202,12 @@ class ProbeError:
 # Top-level blocks a probe records. In a document that lists them under "recorded", a block that is
 # null there was looked at and found absent ("not a Jetson"); anywhere else null means unknown.
 BLOCKS = ("host", "python", "nvidia", "cuda_toolkit", "cuda_toolkits", "cudnn", "jetson", "amd", "frameworks",
-          "env", "errors")
+          "env", "errors", "container", "build")
 # Lists and objects whose null (or absence) means "not recorded": in Python they read as empty, and
 # `Facts.known(path)` tells an empty one that was recorded from one nobody recorded.
 CONTAINERS = ("python.packages", "python.conda_packages", "python.nvidia_wheel_dirs", "nvidia.gpus",
-              "nvidia.pci_devices", "cuda_toolkits", "cudnn", "amd.gpus", "frameworks", "env", "errors")
+              "nvidia.pci_devices", "cuda_toolkits", "cudnn", "amd.gpus", "frameworks", "env", "errors",
+              "container.device_nodes", "container.driver_libs", "container.cdi_specs", "build.compilers")
 
 
 @dataclass(frozen=True)
@@ -169,6 +225,8 @@ class Facts:
     frameworks: dict[str, Framework] = field(default_factory=dict)
     env: dict[str, Optional[str]] = field(default_factory=dict)
     errors: list[ProbeError] = field(default_factory=list)
+    container: Optional[Container] = None  # GPU access in/for containers (null on a non-Linux host)
+    build: Optional[Build] = None  # CUDA extension build tools; recorded only by `check --build`
     # The blocks a probe recorded (their null means "none"); None for a hand-written document.
     recorded: Optional[tuple[str, ...]] = None
     # Container paths (CONTAINERS) given as null or left out: unknown, although they read as empty.
@@ -405,7 +463,9 @@ _WORDS = {"gpus": "a list of GPUs", "pci_devices": "a list of PCI devices", "cud
           "cuda_toolkits": "a list of CUDA toolkits", "errors": "a list of probe errors",
           "packages": "an object of package names and versions", "conda_packages": "an object of package names and versions",
           "frameworks": "an object of frameworks", "env": "an object of environment variables",
-          "arch_list": "a list of architectures like \"sm_90\""}
+          "arch_list": "a list of architectures like \"sm_90\"",
+          "device_nodes": "a list of device paths", "driver_libs": "a list of library names",
+          "cdi_specs": "a list of CDI spec files", "compilers": "a list of compilers"}
 
 
 def _check_format(name: str, value: Any, where: str) -> None:

@@ -13,7 +13,7 @@ from envdoctor.errors import UsageError
 from envdoctor.facts import load_facts
 from envdoctor.plan import PlanRequest, make_plan
 from envdoctor.render.plan import shell_command
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import ROOT, FIXTURES, run_cli
 
 MACHINES = FIXTURES / "machines"
 PLAN_KEYS = {"framework", "version", "build", "python", "manager", "index_url", "commands", "reasons",
@@ -234,12 +234,17 @@ def test_version_is_checked_the_way_the_planners_read_it():
 
 
 def test_run_without_a_target_does_not_default_to_envdoctors_own_interpreter(tmp_path):
-    """No --python and no active environment: --run refuses before probing (without --yes, so even a
+    """No --python, no active environment, no .venv here or above, no other python on PATH: the target
+    would be envdoctor's own interpreter, and --run refuses before probing (without --yes, so even a
     regression would stop at the missing terminal, not install)."""
-    result = run_cli("install", "pytorch", "--run", env={"VIRTUAL_ENV": "", "CONDA_PREFIX": "",
-                                                         "ENVDOCTOR_STATE_DIR": str(tmp_path)})
+    work = tmp_path / "work"
+    work.mkdir()
+    env = dict(os.environ, VIRTUAL_ENV="", CONDA_PREFIX="", ENVDOCTOR_STATE_DIR=str(tmp_path / "state"),
+               PATH=os.path.dirname(sys.executable), PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "envdoctor", "install", "pytorch", "--run"], cwd=work, env=env,
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr == (f"envdoctor: error: --run: no virtual or conda environment is active, so the target would be "
-                             f"envdoctor's own interpreter ({sys.executable}); activate the environment to install "
-                             f"into, or pass --python PATH\n")
-    assert not any(tmp_path.iterdir())
+    assert result.stderr == (f"envdoctor: error: --run: the target would be envdoctor's own interpreter ({sys.executable}, "
+                             f"no other environment found); pass --python {sys.executable} if that is the environment to install "
+                             "into, or activate another one\n")
+    assert not (tmp_path / "state").exists()

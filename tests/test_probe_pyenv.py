@@ -107,3 +107,20 @@ def test_another_name_for_this_interpreter_in_its_folder_is_described_in_process
     real = os.path.realpath(sys.executable)
     if os.path.dirname(real) != here:
         assert not pyenv._is_this_interpreter(ProbeContext(python=real, environ=dict(os.environ)))
+
+
+def test_the_chosen_target_and_why_reach_the_python_block(tmp_path):
+    """resolve_target follows envdoctor.target's rule; the probe records the source in
+    python.target_source and a stale VIRTUAL_ENV as an error that names it."""
+    from envdoctor import target
+    from envdoctor.probe import ProbeContext
+
+    chosen = pyenv.resolve_target(None, {"VIRTUAL_ENV": str(tmp_path / "gone"), "PATH": ""})
+    assert isinstance(chosen, target.Target) and chosen.stale == (f"VIRTUAL_ENV={tmp_path / 'gone'}",)
+    ctx = ProbeContext(python=chosen)
+    env = pyenv.probe(ctx)
+    assert env.target_source == chosen.source and env.version
+    assert [e.message for e in ctx.errors] == [f"VIRTUAL_ENV={tmp_path / 'gone'} names no Python interpreter "
+                                               "(the environment was removed or moved): ignored"]
+    named = pyenv.resolve_target(sys.executable, {})
+    assert named.source == "--python" and pyenv.resolve_target(named, {}) is named

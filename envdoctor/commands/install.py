@@ -1,7 +1,8 @@
 """`envdoctor install FRAMEWORK`: the command that installs a build that really runs on this machine.
 
 Exit codes: 0 a plan was found (and, with --run, installed and verified); 1 nothing fits, or the
-installation failed; 2 usage error (bad option, unknown framework, a refused --run).
+installation failed; 2 usage error (bad option, unknown framework, a refused --run); 128+N when --run
+was stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), after the rollback.
 """
 
 from __future__ import annotations
@@ -23,15 +24,21 @@ def install(
     framework: str = typer.Argument(..., help="pytorch (torch), tensorflow (tf), jax or paddle (paddlepaddle)."),
     version: Optional[str] = typer.Option(None, "--version", metavar="SPEC", help="A release or PEP 440 specifier: 2.6, '>=2.5,<2.8'."),
     cuda: str = typer.Option("auto", "--cuda", help="auto, cpu, a CUDA version (12.8), a build (cu128) or a ROCm build (rocm6.4)."),
-    manager: str = typer.Option("pip", "--manager", help="pip, uv or conda."),
+    manager: str = typer.Option("pip", "--manager", envvar="ENVDOCTOR_MANAGER", help="pip, uv or conda [env: ENVDOCTOR_MANAGER]."),
     python: Optional[str] = PythonOption,
     facts_file: Optional[str] = FactsOption,
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
-    run: bool = typer.Option(False, "--run", help="Run the commands in the target environment (--python, or the active venv/conda env) after asking, then verify the result."),
+    run: bool = typer.Option(False, "--run", help="Run the commands in the target environment (--python, else an active venv/conda env, a .venv here or above, the python on PATH; never envdoctor's own unless --python names it) after asking, then verify the result; a failure, Ctrl-C, SIGTERM or SIGHUP puts the previous packages back."),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --run: do not ask for confirmation."),
     allow_system: bool = typer.Option(False, "--allow-system", help="With --run: allow writing into a system interpreter or a conda base env."),
+    index_url: Optional[str] = typer.Option(None, "--index-url", metavar="URL", envvar="ENVDOCTOR_INDEX", help="Use this index instead of the vendor's package index the plan names (PyTorch's, Paddle's, a Jetson index)."),
+    mirror: Optional[str] = typer.Option(None, "--mirror", metavar="NAME", envvar="ENVDOCTOR_MIRROR", help="A known mirror of the vendor's index (recipes/mirrors.toml), e.g. nju."),
 ) -> None:
     """Print the command that installs FRAMEWORK for this machine (or for --facts FILE)."""
+    if framework.strip().lower() in ("cuda-toolkit", "cuda", "nvcc"):  # not a framework: its own planner (--run refused there)
+        from envdoctor.plan.cuda_toolkit import install_command
+
+        raise typer.Exit(install_command(cuda, manager, python, facts_file, json_out, run))
     from envdoctor.plan import MANAGERS, PlanRequest, canonical_framework
 
     request = PlanRequest(
@@ -39,6 +46,8 @@ def install(
         version=validated_version(version),
         cuda=validated_cuda(cuda),
         manager=validated_choice("--manager", manager, MANAGERS),
+        index_url=validated_index_url(index_url),
+        mirror=validated_mirror(mirror),
     )
     if facts_file and python:
         raise UsageError("--facts and --python name two different targets; give one of them")
@@ -46,16 +55,19 @@ def install(
         raise UsageError("--run installs into this machine; it cannot be combined with --facts FILE")
     if run and json_out:
         raise UsageError("--run asks before it runs; it cannot be combined with --json")
-    if run and not python:
-        require_chosen_target(os.environ)
+    chosen = None if facts_file else chosen_target(python)
+    if run:
+        require_safe_target(chosen)
     interactive = sys.stdin.isatty()
     if run and not (yes or interactive):  # known before probing: say it at once, in one line
         from envdoctor.plan.run import NO_TERMINAL
 
         raise UsageError(NO_TERMINAL)
 
-    facts, _ = obtain_facts(facts_file, python)
+    facts, _ = obtain_facts(facts_file, chosen)
     require_python(facts)
+    if not facts_file:  # this machine: its pip/uv configuration names the default registry
+        request = with_registry(request, facts)
     plan = plan_for(facts, request)
     if json_out:
         from envdoctor.render import print_json
@@ -77,13 +89,34 @@ def install(
                                   interactive=interactive))
 
 
-def require_chosen_target(environ) -> None:
-    """--run with no --python and no active environment would install into envdoctor's own interpreter
-    (a pipx venv, say): never the user's intent by default, so they must name the target."""
-    if environ.get("VIRTUAL_ENV") or environ.get("CONDA_PREFIX"):
+def chosen_target(python: Optional[str]):
+    """The target interpreter by envdoctor.target's rule (an unrunnable --python: exit 2)."""
+    from envdoctor.probe.pyenv import resolve_target
+
+    return resolve_target(python, os.environ)
+
+
+def require_safe_target(chosen) -> None:
+    """--run writes only into an environment the user chose: --python, a live activated environment, or
+    the project's .venv / the python on PATH. A stale VIRTUAL_ENV/CONDA_PREFIX, or a target that is
+    envdoctor's own interpreter (a pipx or `uv tool` venv) not named by --python, is refused before
+    anything runs."""
+    if chosen.source == "--python":
         return
-    raise UsageError(f"--run: no virtual or conda environment is active, so the target would be envdoctor's own "
-                     f"interpreter ({sys.executable}); activate the environment to install into, or pass --python PATH")
+    if chosen.stale:
+        raise UsageError(f"--run: {chosen.stale[0]} names no Python interpreter (a removed or moved environment), "
+                         f"so the target is unclear; activate an existing environment or pass --python PATH")
+    if chosen.own:
+        raise UsageError(f"--run: the target would be envdoctor's own interpreter ({chosen}, {chosen.why}); "
+                         f"pass --python {chosen} if that is the environment to install into, or activate another one")
+
+
+def with_registry(request, facts):
+    import dataclasses
+
+    from envdoctor.plan.common import configured_index
+
+    return dataclasses.replace(request, registry=configured_index(request.manager, os.environ, facts.python.env_path))
 
 
 def require_python(facts) -> None:
@@ -144,3 +177,24 @@ def validated_choice(option: str, value: str, choices) -> str:
     if value not in choices:
         raise UsageError(f"{option} {value!r} is not one of: {', '.join(choices)}")
     return value
+
+
+def validated_index_url(url: Optional[str]) -> Optional[str]:
+    if url is None:
+        return None
+    url = url.strip()
+    if not url or len(url) > 2000 or any(c.isspace() for c in url) or "://" not in url:
+        raise UsageError(f"--index-url {url[:80]!r} is not a URL (https://host/simple/, file:///path)")
+    return url
+
+
+def validated_mirror(name: Optional[str]) -> Optional[str]:
+    if name is None:
+        return None
+    from envdoctor.plan.recipes import mirror_names
+
+    name = name.strip().lower()
+    known = mirror_names()
+    if name not in known:
+        raise UsageError(f"--mirror {name[:40]!r} is not a known mirror (choose {', '.join(known)}, or pass --index-url URL)")
+    return name

@@ -30,6 +30,9 @@ class PlanRequest:
     version: Optional[str] = None  # a PEP 440 specifier or exact version, e.g. "2.6", ">=2.5,<2.8"
     cuda: str = "auto"  # auto | cpu | "12.8" | "cu128" | "rocm6.4"
     manager: str = "pip"  # pip | uv | conda
+    index_url: Optional[str] = None  # --index-url / ENVDOCTOR_INDEX: instead of the vendor's index
+    mirror: Optional[str] = None  # --mirror NAME: a known mirror of the vendor's index (recipes/mirrors.toml)
+    registry: Optional[tuple[str, str]] = None  # (URL, where set): this machine's configured default registry
 
 
 @dataclass(frozen=True)
@@ -86,8 +89,18 @@ def canonical_framework(name: str) -> str:
 
 
 def make_plan(facts, request: PlanRequest) -> InstallPlan:
+    from envdoctor.plan.recipes import apply_indexes
+
+    from envdoctor.matrix.freshness import unknown_releases
+
     module = importlib.import_module(f"envdoctor.plan.{request.framework}")
-    return module.choose(facts, request)
+    plan = apply_indexes(module.choose(facts, request), request)
+    stale = unknown_releases(request.framework)
+    if not stale:
+        return plan
+    from dataclasses import replace
+
+    return replace(plan, warnings=tuple(plan.warnings) + (stale,))
 
 
 # --- the matrix view: every candidate judged for this machine ---------------------------------------

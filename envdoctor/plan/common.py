@@ -394,3 +394,95 @@ def python_span(pythons) -> str:
     plain = [p for p in pythons if not p.endswith("t")]
     return f"{plain[0]}–{plain[-1]}" if plain else ", ".join(pythons)
 
+
+
+# --- the default registry as this machine's pip / uv are configured ---------------------------------
+
+PIP_INDEX_KEYS = (("install", "index-url"), ("global", "index-url"))
+
+
+def configured_index(manager: str, environ, env_path: Optional[str] = None) -> Optional[tuple[str, str]]:
+    """(URL, where it is set) of the default registry pip or uv uses here when it is not the built-in
+    one (a mirror: PIP_INDEX_URL, pip.conf, UV_DEFAULT_INDEX/UV_INDEX_URL, uv.toml), else None.
+    uv reads no pip.conf: for a uv plan pip's setting is returned too, so its commands can name it."""
+    if manager == "uv":
+        for var in ("UV_DEFAULT_INDEX", "UV_INDEX_URL"):
+            if (environ.get(var) or "").strip():
+                return environ[var].strip(), var
+        found = _uv_toml_index(environ)
+        if found:
+            return found
+    if (environ.get("PIP_INDEX_URL") or "").strip():
+        return environ["PIP_INDEX_URL"].strip(), "PIP_INDEX_URL"
+    return _pip_conf_index(environ, env_path)
+
+
+def pip_config_files(environ, env_path: Optional[str] = None) -> list[str]:
+    """pip's configuration files, lowest precedence first (pip's docs, "Configuration")."""
+    import os
+
+    explicit = environ.get("PIP_CONFIG_FILE")
+    if explicit == os.devnull:
+        return []
+    home = environ.get("HOME") or os.path.expanduser("~")
+    xdg_dirs = (environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
+    files = [os.path.join(d, "pip", "pip.conf") for d in reversed(xdg_dirs) if d] + ["/etc/pip.conf"]
+    if environ.get("PROGRAMDATA"):
+        files.insert(0, os.path.join(environ["PROGRAMDATA"], "pip", "pip.ini"))
+    files += [os.path.join(home, ".pip", "pip.conf"),
+              os.path.join(environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "pip", "pip.conf")]
+    if environ.get("APPDATA"):
+        files.append(os.path.join(environ["APPDATA"], "pip", "pip.ini"))
+    if env_path:
+        files += [os.path.join(env_path, "pip.conf"), os.path.join(env_path, "pip.ini")]
+    if explicit:
+        files.append(explicit)
+    return files
+
+
+def _pip_conf_index(environ, env_path: Optional[str]) -> Optional[tuple[str, str]]:
+    import configparser
+
+    from envdoctor import proc
+
+    found = None
+    for path in pip_config_files(environ, env_path):
+        text = proc.read_text(path, limit=1 << 16)
+        if not text:
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            continue
+        for section, key in PIP_INDEX_KEYS:
+            value = parser.get(section, key, fallback="").strip()
+            if value:
+                found = (value.split()[0], path)
+                break
+    return found
+
+
+def _uv_toml_index(environ) -> Optional[tuple[str, str]]:
+    import os
+
+    from envdoctor import proc
+    from envdoctor.matrix.loader import tomllib
+
+    home = environ.get("HOME") or os.path.expanduser("~")
+    config_home = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    for path in (environ.get("UV_CONFIG_FILE"), os.path.join(config_home, "uv", "uv.toml"), "/etc/uv/uv.toml"):
+        text = proc.read_text(path, limit=1 << 16) if path else None
+        if not text:
+            continue
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            continue
+        for index in data.get("index", []) if isinstance(data.get("index"), list) else []:
+            if isinstance(index, dict) and index.get("default") and isinstance(index.get("url"), str):
+                return index["url"], path
+        for table in (data, data.get("pip") if isinstance(data.get("pip"), dict) else {}):
+            if isinstance(table.get("index-url"), str):
+                return table["index-url"], path
+    return None

@@ -1,24 +1,34 @@
 """`envdoctor install --run`: carry out an InstallPlan in the target environment, safely.
 
 1. Refuse what must not happen silently: a system interpreter or a conda base environment (unless
-   --allow-system), or running without a confirmation (no terminal to ask and no --yes).
-2. Before: record the environment's distributions in a state file and say how to restore them
-   (when the plan creates a new conda environment instead: note that it did not exist).
+   --allow-system), a conda plan that would create a third environment when --python names a venv,
+   or running without a confirmation (no terminal to ask and no --yes). (Which target, and the
+   refusal of a stale VIRTUAL_ENV or of envdoctor's own interpreter: envdoctor.target, commands.install.)
+2. Before asking: record the environment's distributions in memory (pip freeze + each one's origin
+   from its .dist-info: direct_url.json, INSTALLER) and say what a rollback could not do (an editable
+   install it replaces, a conda environment it cannot snapshot). After the yes: write the state file
+   and say how to restore by hand.
 3. Run each command (an argv list, never a shell string) with a generous timeout, streaming output.
-4. On failure: show the installer's last lines, put back what changed (uninstall what was added,
-   reinstall the previous versions of what was replaced or removed; or remove the half-made new
-   conda environment) and say what was done.
+   SIGINT, SIGTERM and SIGHUP all stop the installer's process group and roll back.
+4. On failure or a stop signal: show the installer's last lines, put back what changed (uninstall what
+   was added; reinstall each replaced package from where it came — its recorded URL or folder, its
+   build's own index, the default registry as configured, and only then the plan's indexes — or
+   remove the half-made new conda environment). A signal during the restore is noted and the restore
+   finishes; a further one stops it and lists exactly what is left.
 5. After: check the planned versions are installed, then import the framework in the target
    interpreter and check it sees the device the plan was made for.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import re
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -103,6 +113,7 @@ class Snapshot:
     packages: dict[str, tuple[str, str]] = field(default_factory=dict)
     source: str = "pip freeze"  # pip freeze | uv pip freeze | facts (the probe's package list)
     text: str = ""  # what was recorded, as written to the state file
+    origins: dict[str, "Origin"] = field(default_factory=dict)  # canonical name -> where it came from
 
     @property
     def complete(self) -> bool:
@@ -132,10 +143,74 @@ def freeze_argv(python: str, manager: str) -> list[str]:
     return [python, "-m", "pip", "freeze", "--all"]  # --all: pip and setuptools too (plans upgrade them)
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where an installed distribution came from, as its .dist-info says (PEP 610 direct_url.json,
+    PEP 376 INSTALLER): a URL or folder for a direct or editable install, else an index."""
+
+    version: str
+    installer: Optional[str] = None  # pip | uv | conda | ...
+    url: Optional[str] = None  # direct_url.json's url: file:///w/x.whl, git+https://..., file:///src
+    editable: bool = False
+
+    @property
+    def location(self) -> Optional[str]:
+        """The folder of an editable install (file:// URL), or None."""
+        if not (self.editable and self.url and self.url.startswith("file://")):
+            return None
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(self.url).path)
+
+
+ORIGINS_SCRIPT = """
+import json
+from importlib import metadata
+out = {}
+for dist in metadata.distributions():
+    name = dist.metadata.get("Name")
+    if not name:
+        continue
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "null")
+    except Exception:
+        direct = None
+    direct = direct if isinstance(direct, dict) else {}
+    out[name] = {"version": dist.version, "installer": (dist.read_text("INSTALLER") or "").strip() or None,
+                 "url": direct.get("url"), "editable": bool((direct.get("dir_info") or {}).get("editable"))}
+print(json.dumps(out))
+"""
+
+
+def read_origins(python: str) -> dict[str, Origin]:
+    """Every distribution's origin, read inside the target (stdlib only); {} when it cannot run."""
+    result = proc.run([python, "-c", ORIGINS_SCRIPT], timeout=QUERY_TIMEOUT)
+    if not result.ok:
+        return {}
+    try:
+        data = json.loads(result.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {canonical(name): Origin(str(row.get("version")), row.get("installer"), row.get("url"), bool(row.get("editable")))
+            for name, row in data.items() if isinstance(row, dict)}
+
+
+def with_editables(packages: dict[str, tuple[str, str]], origins: dict[str, Origin]) -> dict[str, tuple[str, str]]:
+    """`pip freeze` leaves editable installs out of name==version lines: add them as what they are."""
+    merged = dict(packages)
+    for name, origin in origins.items():
+        if origin.editable:
+            merged[name] = (f"{origin.version} (editable)", f"-e {origin.location or origin.url}")
+    return merged
+
+
 def take_snapshot(python: str, manager: str, facts: Facts) -> Snapshot:
     frozen = _freeze(python, manager)
     if frozen:
-        return Snapshot(parse_freeze(frozen[1]), *frozen)
+        origins = read_origins(python)
+        return Snapshot(with_editables(parse_freeze(frozen[1]), origins), *frozen, origins=origins)
     # No installer could list the environment: fall back to what the probe saw (relevant packages only).
     packages = {canonical(n): (v, f"{n}=={v}") for n, v in facts.python.packages.items() if "|" not in v}
     return Snapshot(packages, "facts", "".join(f"{line}\n" for _, line in packages.values()))
@@ -226,35 +301,157 @@ def restore_commands(before: Snapshot, after: dict[str, tuple[str, str]], python
 
 def current_packages(python: str, manager: str) -> Optional[dict[str, tuple[str, str]]]:
     frozen = _freeze(python, manager)
-    return parse_freeze(frozen[1]) if frozen else None
+    return with_editables(parse_freeze(frozen[1]), read_origins(python)) if frozen else None
 
 
 def roll_back(con, before: Snapshot, python: str, manager: str, plan: InstallPlan) -> bool:
-    """Put the environment back as it was (pip or uv); True when it now matches the snapshot again."""
+    """Put the environment back as it was (pip or uv), each package from where it came; True when it
+    now matches the snapshot again."""
     after = current_packages(python, manager)
     if after is None:
         con.print("[red]✗ cannot list the environment's packages, so nothing was restored.[/]")
         return False
-    commands = restore_commands(before, after, python, manager, index_options(plan) + previous_build_indexes(before))
+    added, changed = differences(before, after)
     partial = "" if before.complete else (" (only the packages the probe recorded: what the installer added "
                                           "besides them is left)")
-    if not commands:
+    if not (added or changed):
         con.print(f"  The environment's packages are unchanged{partial}; nothing to restore.", soft_wrap=True)
         return True
     con.print("\n[bold]Restoring the previous packages:[/]")
-    for argv in commands:
-        con.print(f"  $ {escape(_shell(argv))}", soft_wrap=True)
-        result = proc.run(argv, timeout=COMMAND_TIMEOUT)
-        if not result.ok:
-            con.print(f"[red]✗ restore step failed: {escape(result.describe_failure())}[/]", soft_wrap=True)
-            return False
+    ok = True
+    if added:
+        ok = _restore_step(con, uninstall_argv(python, manager, added))
+    failed = reinstall(con, before, changed, python, manager, plan)
     again = current_packages(python, manager) or {}
-    left = restore_commands(before, again, python, manager, [])
-    if left:
-        con.print("[red]✗ the environment still differs from before; run the commands above by hand.[/]")
+    left = describe_left(before, again)
+    if failed or left or not ok:
+        con.print("[red]✗ the environment still differs from before: " + escape("; ".join(left or failed)) + "[/]", soft_wrap=True)
         return False
     con.print(f"[green]✓ restored: the environment has the same packages as before{partial}.[/]", soft_wrap=True)
     return True
+
+
+def differences(before: Snapshot, after: dict[str, tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """(added, changed): what the run added (only with a complete snapshot) and what it replaced or removed."""
+    added = sorted(name for name in after if name not in before.packages) if before.complete else []
+    changed = sorted(name for name, (version, _) in before.packages.items()
+                     if after.get(name, (None,))[0] != version)
+    return added, changed
+
+
+def describe_left(before: Snapshot, after: dict[str, tuple[str, str]]) -> list[str]:
+    """'demo-pkg 2.0 (was 1.0)', 'demo-extra 1.0 (added)', 'six (removed, was 1.16.0)': what still differs."""
+    added, changed = differences(before, after)
+    return ([f"{n} {after[n][0]} (added)" for n in added]
+            + [f"{n} {after[n][0]} (was {before.packages[n][0]})" if n in after else f"{n} (removed, was {before.packages[n][0]})"
+               for n in changed])
+
+
+def uninstall_argv(python: str, manager: str, names: list[str]) -> list[str]:
+    if manager == "uv":
+        return ["uv", "pip", "uninstall", "--python", python, *names]
+    return [python, "-m", "pip", "uninstall", "--yes", *names]
+
+
+def install_argv(python: str, manager: str, requirements: list[str], options: list[str]) -> list[str]:
+    if manager == "uv":
+        return ["uv", "pip", "install", "--python", python, "--no-deps", *requirements, *options]
+    return [python, "-m", "pip", "install", "--no-deps", *requirements, *options]
+
+
+def sources_for(name: str, before: Snapshot, plan: InstallPlan) -> list[list[str]]:
+    """Where to fetch the previous version of `name` from, in order: a direct URL or editable folder as
+    recorded (no index); a PyTorch build tag's own index (torch 2.3.1+cu121); the default registry as
+    pip/uv are configured (never replaced by the plan's --index-url); last the plan's own indexes, for a
+    package that came from the vendor's index."""
+    version, line = before.packages[name]
+    if line.startswith("-e ") or " @ " in line:
+        return [[]]
+    sources: list[list[str]] = []
+    if name in ("torch", "torchvision", "torchaudio") and "+" in version:
+        sources.append(["--index-url", build_index(version.split("+", 1)[1], plan)])
+    sources.append([])
+    for vendor in command_indexes(plan):
+        if vendor not in sources:
+            sources.append(vendor)
+    return sources
+
+
+def command_indexes(plan: InstallPlan) -> list[list[str]]:
+    """The index options of each of the plan's install commands, as that command uses them together."""
+    found: list[list[str]] = []
+    for argv in plan.commands:
+        if not _is_python_installer(argv):
+            continue
+        options = index_options(InstallPlan(plan.framework, plan.version, plan.build, plan.python, plan.manager,
+                                             commands=(argv,)))
+        if options and options not in found:
+            found.append(options)
+    return found
+
+
+def build_index(tag: str, plan: InstallPlan) -> str:
+    """PyTorch's index of a build tag, on the same mirror as the plan's index when it uses one."""
+    from envdoctor.matrix import pytorch
+
+    url = pytorch.index_url(tag)
+    build, mirror = plan.build or "", (plan.index_url or "").rstrip("/")
+    if plan.framework != "pytorch" or not build or not mirror.endswith("/" + build):
+        return url
+    if mirror == pytorch.index_url(build).rstrip("/") or "--index-url" not in index_options(plan):
+        return url
+    return mirror[: -len(build)] + tag  # the plan's mirror, this tag's folder
+
+
+def requirement_tokens(line: str) -> list[str]:
+    return line.split(" ", 1) if line.startswith("-e ") else [line]
+
+
+def reinstall(con, before: Snapshot, names: list[str], python: str, manager: str, plan: InstallPlan) -> list[str]:
+    """Reinstall the previous versions, trying each package's sources in order (a group at once,
+    then one by one); returns what could not be put back."""
+    pending = {name: sources_for(name, before, plan) for name in names}
+    failed: list[str] = []
+    while pending:
+        first = pending_by_source(pending)
+        for options, group in first.items():
+            done = _install_group(con, before, group, python, manager, list(options))
+            for name in group:
+                if name in done:
+                    pending.pop(name)
+                    continue
+                pending[name] = pending[name][1:]
+                if not pending[name]:
+                    pending.pop(name)
+                    failed.append(f"{name} {before.packages[name][0]} (found in none of its sources)")
+    return failed
+
+
+def pending_by_source(pending: dict[str, list[list[str]]]) -> dict[tuple[str, ...], list[str]]:
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, sources in pending.items():
+        groups.setdefault(tuple(sources[0]), []).append(name)
+    return groups
+
+
+def _install_group(con, before: Snapshot, group: list[str], python: str, manager: str, options: list[str]) -> set[str]:
+    """Install a group from one source; when the group fails, each on its own. The names put back."""
+    requirements = [t for n in group for t in requirement_tokens(before.packages[n][1])]
+    if _restore_step(con, install_argv(python, manager, requirements, options), quiet_failure=True):
+        return set(group)
+    if len(group) == 1:
+        return set()
+    return {n for n in group if _restore_step(con, install_argv(python, manager, requirement_tokens(before.packages[n][1]),
+                                                                     options), quiet_failure=True)}
+
+
+def _restore_step(con, argv: list[str], quiet_failure: bool = False) -> bool:
+    con.print(f"  $ {escape(_shell(argv))}", soft_wrap=True)
+    result = proc.run(argv, timeout=COMMAND_TIMEOUT)
+    if not result.ok:
+        word = "not there; trying the next source" if quiet_failure else "restore step failed"
+        con.print(f"[yellow]    ! {word}: {escape(result.describe_failure())}[/]", soft_wrap=True)
+    return result.ok
 
 
 # --- 5. verification ----------------------------------------------------------------------------
@@ -402,40 +599,126 @@ def _machine_has_gpu(facts: Facts) -> bool:
     return has_nvidia_gpu(facts) or bool(facts.amd and facts.amd.gpus)
 
 
+# --- signals: SIGTERM and SIGHUP roll back like Ctrl-C ---------------------------------------------
+
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal turned into the exception Ctrl-C raises, so every runner (proc.run and
+    proc.run_streaming kill the installer's process group on KeyboardInterrupt) stops the same way."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def signal_code(exc: BaseException) -> int:
+    """The exit status of a run stopped by a signal: 128 + its number (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."""
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
+def signal_label(exc: BaseException) -> str:
+    return proc.signal_name(getattr(exc, "signum", signal.SIGINT))
+
+
+@contextlib.contextmanager
+def handled_signals(handler):
+    """Route SIGINT, SIGTERM and SIGHUP to `handler` inside the block (main thread only: elsewhere
+    Python cannot set handlers, and the block runs as before)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for number in STOP_SIGNALS:
+        try:
+            previous[number] = signal.signal(number, handler)
+        except (OSError, ValueError):
+            continue
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped(signum)
+
+
+class DeferredSignals:
+    """During a restore: the first stop signal is noted (the restore goes on), the next one stops it."""
+
+    def __init__(self):
+        self.seen: list[int] = []
+
+    def __call__(self, signum, frame):
+        self.seen.append(signum)
+        if len(self.seen) == 1:
+            _say(f"\n! {proc.signal_name(signum)} during the restore: finishing the restore first "
+                 f"(send it again to stop at once and be told what is left)\n")
+            return
+        raise Stopped(signum)
+
+
+class Tolerant:
+    """A console's file that drops what it cannot write (a hung-up terminal, a closed pipe) instead of
+    raising in the middle of a restore."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def write(self, text: str) -> int:
+        try:
+            return self.file.write(text)
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.file.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+
+def _say(text: str) -> None:
+    """Write from a signal handler: straight to stderr, never through the console's locks."""
+    try:
+        os.write(2, text.encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
 # --- the whole --run ----------------------------------------------------------------------------
 
 def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, allow_system: bool = False,
              interactive: bool = False) -> int:
-    """Run an InstallPlan for real; the exit code: 0 installed and verified, 1 failed."""
+    """Run an InstallPlan for real; the exit code: 0 installed and verified, 1 failed, 128+N stopped
+    by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP) after the rollback."""
     target = target_of(plan, facts)
-    env_exists = None
-    if target.new_conda_env is None:
-        if not facts.python.executable:
-            raise UsageError("--run: the target interpreter is unknown")
-        reason = refusal(facts.python, allow_system)
-        if reason:
-            raise UsageError(reason)
-    else:
-        env_exists = conda_env_exists(target)
-        if env_exists:
-            kind, where = target.new_conda_env
-            raise UsageError(f"the plan creates the conda environment {where}, but it exists already and "
-                             f"`conda create --yes` would replace it; remove it (conda env remove {kind} {where}) "
-                             f"or activate it and run envdoctor there")
+    env_exists = check_target(plan, target, facts, allow_system)
+    if not (assume_yes or interactive):
+        raise UsageError(NO_TERMINAL)
+    undo = _prepare_undo(con, plan, target, facts, env_exists)  # what a rollback can and cannot do, said now
     if not confirmed(con, plan, target.describe, assume_yes, interactive):
         con.print("Nothing was run.")
         return 0
-    undo = _prepare_undo(con, plan, target, facts, env_exists)
-    try:  # Ctrl-C anywhere in the loop (not only inside the installer) rolls back
-        for number, argv in enumerate(plan.commands, 1):
-            con.print(f"\n[bold]\\[{number}/{len(plan.commands)}] $ {escape(_shell(argv))}[/]", soft_wrap=True)
-            result = proc.run_streaming(argv, COMMAND_TIMEOUT, lambda line: con.print(f"[dim]  {escape(line)}[/]", soft_wrap=True))
-            if not result.ok:
-                _report_failure(con, result)
-                return _undo(con, undo, 1)
-    except KeyboardInterrupt:
-        con.print("\n[red]✗ interrupted: the installer was stopped.[/]")
-        return _undo(con, undo, 130)
+    with handled_signals(_raise_stopped):
+        try:  # a signal anywhere in the loop (not only inside the installer) rolls back
+            undo.record()
+            for number, argv in enumerate(plan.commands, 1):
+                con.print(f"\n[bold]\\[{number}/{len(plan.commands)}] $ {escape(_shell(argv))}[/]", soft_wrap=True)
+                result = proc.run_streaming(argv, COMMAND_TIMEOUT, lambda line: con.print(f"[dim]  {escape(line)}[/]", soft_wrap=True))
+                if not result.ok:
+                    _report_failure(con, result)
+                    return _undo(con, undo, 1)
+        except KeyboardInterrupt as exc:
+            con.file = Tolerant(con.file)  # after SIGHUP the terminal may be gone: the restore must not die writing
+            con.print(f"\n[red]✗ interrupted: the installer was stopped ({signal_label(exc)}).[/]")
+            return _undo(con, undo, signal_code(exc))
     con.print("\n[bold]Checking the result:[/]")
     if not verify(con, plan, target.python, facts):
         con.print("[red]✗ installed, but the check failed (see above); the environment is left as it is "
@@ -445,34 +728,127 @@ def run_plan(con, plan: InstallPlan, facts: Facts, assume_yes: bool = False, all
     return 0
 
 
+def check_target(plan: InstallPlan, target: Target, facts: Facts, allow_system: bool) -> Optional[bool]:
+    """Refuse, before anything runs, a target the plan must not write into; for a plan that creates a
+    conda environment, whether it exists (None: conda cannot say)."""
+    if target.new_conda_env is None:
+        if not facts.python.executable:
+            raise UsageError("--run: the target interpreter is unknown")
+        reason = refusal(facts.python, allow_system)
+        if reason:
+            raise UsageError(reason)
+        return None
+    kind, where = target.new_conda_env
+    if facts.python.target_source == "--python":
+        raise UsageError(f"--run: --python names {facts.python.executable}, which is not a conda environment, but the "
+                         f"conda plan would create another one ({where}); install into it with --manager pip or uv, or "
+                         f"pass --python of a conda environment's interpreter to install into that prefix")
+    exists = conda_env_exists(target)
+    if exists:
+        raise UsageError(f"the plan creates the conda environment {where}, but it exists already and "
+                         f"`conda create --yes` would replace it; remove it (conda env remove {kind} {where}) "
+                         f"or activate it and run envdoctor there")
+    return exists
+
+
 def _undo(con, undo: Callable[[], bool], code: int) -> int:
-    """Run the rollback; a second Ctrl-C stops it with a plain word instead of a bare 'Aborted!'."""
+    """Run the rollback. A stop signal during it is noted and the restore finishes; a second one stops
+    it, and what is left is listed exactly (with the command that finishes the job)."""
+    deferred = DeferredSignals()
     try:
-        undo()
-    except KeyboardInterrupt:
-        con.print("\n[red]✗ interrupted while restoring: the environment may be half restored; "
-                  "run the restore command shown above by hand.[/]", soft_wrap=True)
-        return 130
+        with handled_signals(deferred):
+            undo()
+    except KeyboardInterrupt as exc:
+        with handled_signals(signal.SIG_IGN):
+            _report_half_restored(con, undo)
+        return signal_code(exc) if deferred.seen else 130
+    if deferred.seen:
+        con.print(f"[yellow]! {proc.signal_name(deferred.seen[0])} arrived during the restore; the restore was "
+                  "finished first.[/]", soft_wrap=True)
     return code
 
 
+def _report_half_restored(con, undo) -> None:
+    con.print("\n[red]✗ interrupted while restoring: the environment may be half restored.[/]", soft_wrap=True)
+    left = getattr(undo, "left", None)
+    lines = left() if left else None
+    if lines is None:
+        con.print("  Run the restore command shown above by hand.", soft_wrap=True)
+        return
+    if not lines:
+        con.print("  [green]✓ nothing is left: the packages are as before.[/]", soft_wrap=True)
+        return
+    con.print("  Still different from before: " + escape("; ".join(lines)), soft_wrap=True)
+    con.print("  Finish with the restore command shown above (it reinstalls the recorded versions).", soft_wrap=True)
+
+
+class Undo:
+    """What the rollback needs, recorded before the run; calling it rolls back."""
+
+    def __init__(self, con, plan: InstallPlan, python: Optional[str], before: Optional[Snapshot],
+                 rollback: Callable[[], bool], record: Callable[[], None] = lambda: None):
+        self.con, self.plan, self.python, self.before = con, plan, python, before
+        self._rollback, self.record = rollback, record
+
+    def __call__(self) -> bool:
+        return self._rollback()
+
+    def left(self) -> Optional[list[str]]:
+        """What still differs from the snapshot, or None when that cannot be told."""
+        if self.before is None or self.python is None:
+            return None
+        now = current_packages(self.python, self.plan.manager)
+        return None if now is None else describe_left(self.before, now)
+
+
 def _prepare_undo(con, plan: InstallPlan, target: Target, facts: Facts,
-                  env_exists: Optional[bool] = None) -> Callable[[], bool]:
-    """Record what is needed to undo the plan; return the function that undoes it."""
+                  env_exists: Optional[bool] = None) -> Undo:
+    """Record (in memory) what is needed to undo the plan, and say now what a rollback cannot do."""
     if target.new_conda_env:
-        return _undo_new_conda_env(con, target, env_exists)
+        return Undo(con, plan, None, None, _undo_new_conda_env(con, target, env_exists))
     python = target.python[0]
     if plan.manager == "conda":
-        con.print("\nconda keeps a history of this environment: to undo by hand, "
-                  "[bold]conda list --revisions[/] then [bold]conda install --revision N[/]", soft_wrap=True)
+        con.print("\n[yellow]! envdoctor cannot snapshot a conda environment: if this fails, nothing is rolled back "
+                  "automatically.[/] conda keeps a history: [bold]conda list --revisions[/] then "
+                  "[bold]conda install --revision N[/]", soft_wrap=True)
 
         def no_rollback() -> bool:
             con.print("[yellow]! conda changes are not rolled back automatically; see conda's revisions above.[/]")
             return False
 
-        return no_rollback
-    before = _record(con, plan, python, facts)
-    return lambda: roll_back(con, before, python, plan.manager, plan)
+        return Undo(con, plan, None, None, no_rollback)
+    before = take_snapshot(python, plan.manager, facts)
+    for line in restore_limits(before, plan):
+        con.print(f"\n[yellow]! {escape(line)}[/]", soft_wrap=True)
+    return Undo(con, plan, python, before, lambda: roll_back(con, before, python, plan.manager, plan),
+                record=lambda: _record(con, plan, python, facts, before))
+
+
+def restore_limits(before: Snapshot, plan: InstallPlan) -> list[str]:
+    """What a rollback of this plan cannot promise, in words, before anyone confirms."""
+    limits = []
+    if not before.complete:
+        limits.append("no installer could list this environment, so a rollback can only put back the packages the "
+                      "probe saw; what the installer adds besides them would stay")
+    touched = set(planned_pins(plan)) | uninstalled(plan)
+    for name in sorted(touched):
+        origin = before.origins.get(name)
+        if origin and origin.editable:
+            where = origin.location or origin.url or "its source folder"
+            gone = "" if (origin.location and Path(origin.location).exists()) else " (that folder is not there now, so it cannot be)"
+            limits.append(f"{name} is an editable install from {where}; the plan replaces it, and a rollback can only "
+                          f"reinstall it from that folder (pip install -e, with its build tools){gone}")
+    return limits
+
+
+def uninstalled(plan: InstallPlan) -> set[str]:
+    names = set()
+    for argv in plan.commands:
+        if _is_python_installer(argv) or "uninstall" not in argv:
+            continue
+        start = list(argv).index("uninstall") + 1
+        names |= {canonical(t) for t in argv[start:] if not t.startswith("-") and t != "pip" and not Path(t).is_absolute()}
+    return names
 
 
 def conda_env_exists(target: Target) -> Optional[bool]:
@@ -512,8 +888,8 @@ def _json_list(text: str, key: str) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _record(con, plan: InstallPlan, python: str, facts: Facts) -> Snapshot:
-    before = take_snapshot(python, plan.manager, facts)
+def _record(con, plan: InstallPlan, python: str, facts: Facts, before: Optional[Snapshot] = None) -> Snapshot:
+    before = before or take_snapshot(python, plan.manager, facts)
     path = save_snapshot(before, python, plan.framework)
     where = f"saved to {path}" if path else "kept in memory (the state directory is not writable)"
     partial = "" if before.complete else " (only the packages the probe saw: no installer could list the environment)"

@@ -23,7 +23,7 @@ from envdoctor.facts import Facts, Nvidia, ProbeError, PythonEnv
 # Which probe records each block of Facts: a block whose probe ran is "recorded" (its null means none).
 _BLOCK_PROBES = {"host": "host", "python": "python", "nvidia": "nvidia", "cuda_toolkit": "toolkit",
                  "cuda_toolkits": "toolkit", "cudnn": "cudnn", "jetson": "jetson", "amd": "amd", "frameworks": "deep",
-                 "env": "env", "errors": "errors"}
+                 "env": "env", "errors": "errors", "container": "container"}
 DEFAULT_TIMEOUT = 5.0  # seconds per probe subprocess
 DEFAULT_DEEP_TIMEOUT = 120.0  # seconds per framework import (--deep)
 
@@ -60,7 +60,7 @@ def timeout_from(environ: Mapping[str, str], name: str = "ENVDOCTOR_PROBE_TIMEOU
 
 def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[ProbeContext] = None) -> tuple[Facts, dict[str, float]]:
     """Probe this machine. Returns the Facts and the seconds each probe took."""
-    from envdoctor.probe import amd, cudnn, envvars, host, jetson, nvidia, pyenv, toolkit
+    from envdoctor.probe import amd, container, cudnn, envvars, host, jetson, nvidia, pyenv, toolkit
 
     if ctx is None:
         ctx = ProbeContext(python=pyenv.resolve_target(python, os.environ), root=Path(os.environ.get("ENVDOCTOR_ROOT") or "/"),
@@ -100,6 +100,7 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
             "jetson": pool.submit(timed, "jetson", jetson.probe),
             "amd": pool.submit(timed, "amd", amd.probe),
             "env": pool.submit(timed, "env", envvars.probe),
+            "container": pool.submit(timed, "container", container.probe),
         }
         results = {name: future.result() for name, future in futures.items()}
 
@@ -121,6 +122,7 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
         frameworks=frameworks or {},
         env=results["env"] or {},
         errors=sorted(ctx.errors, key=lambda e: e.probe),
+        container=results["container"],
         recorded=tuple(recorded),
         unrecorded=frozenset() if deep else frozenset({"frameworks"}),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -9,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Mapping, Optional
 
-from envdoctor import proc
+from envdoctor import proc, target
 from envdoctor.errors import UsageError
 from envdoctor.facts import FactsError, PythonEnv, _build
 
@@ -17,21 +18,14 @@ SCRIPT = Path(__file__).with_name("target_script.py")
 
 
 def resolve_target(python: Optional[str], environ: Mapping[str, str]) -> str:
-    """--python PATH, else the active venv, else the active conda env, else this interpreter.
+    """The target interpreter (envdoctor.target.choose: --python, an active venv/conda env, a .venv
+    here or above, the python on PATH, else this interpreter), as a `target.Target` str.
 
     A --python that names no executable file is the user's input error (UsageError, exit 2), for
     every command alike; one that runs but is not a working Python is a probe finding."""
-    if python:
-        if shutil.which(python) is None:
-            raise UsageError(f"cannot run target interpreter {python}: {_why_not_runnable(python)}")
-        return python
-    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
-        prefix = environ.get(var)
-        if prefix:
-            candidate = _interpreter_in(Path(prefix))
-            if candidate:
-                return str(candidate)
-    return sys.executable
+    if python and not isinstance(python, target.Target) and shutil.which(python) is None:
+        raise UsageError(f"cannot run target interpreter {python}: {_why_not_runnable(python)}")
+    return target.choose(python, environ)
 
 
 def _why_not_runnable(python: str) -> str:
@@ -43,14 +37,15 @@ def _why_not_runnable(python: str) -> str:
     return "it is a directory" if path.is_dir() else "not an executable file"
 
 
-def _interpreter_in(prefix: Path) -> Optional[Path]:
-    for rel in ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe"):
-        if (prefix / rel).exists():
-            return prefix / rel
-    return None
-
-
 def probe(ctx) -> PythonEnv:
+    chosen = ctx.python if isinstance(ctx.python, target.Target) else None
+    for variable in (chosen.stale if chosen else ()):
+        ctx.error("python", target.stale_warning(variable))
+    env = _describe(ctx)
+    return dataclasses.replace(env, target_source=chosen.source) if chosen else env
+
+
+def _describe(ctx) -> PythonEnv:
     if _is_this_interpreter(ctx):
         # The same interpreter and search path: the script's answer is ours, without a process start.
         from envdoctor.probe import target_script

@@ -54,6 +54,11 @@ def headline(plan: InstallPlan, facts: Facts) -> str:
 def print_plan(con, plan: InstallPlan, facts: Facts) -> None:
     colour = "green" if plan.ok else "red"
     con.print(f"[bold {colour}]{escape(headline(plan, facts))}[/]", soft_wrap=True)
+    if facts.python.target_source and facts.python.target_source != "--python":
+        from envdoctor.target import describe_source
+
+        con.print(f"    [dim]target: {escape(describe_source(facts.python.target_source))} (--python PATH names another)[/]",
+                  soft_wrap=True)
     if plan.index_url:
         con.print(f"    [dim]package index: {escape(plan.index_url)}[/]")
     if plan.replaces:

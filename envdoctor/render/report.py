@@ -8,11 +8,12 @@ from rich.markup import escape
 
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding, render_fix, worst_severity
+from envdoctor.render.marks import fit
 
 MARKS = {None: ("✓", "green"), "info": ("✓", "green"), "warning": ("!", "yellow"), "error": ("✗", "red")}
 PROBE_SECTION = {"host": "platform", "python": "python", "nvidia": "nvidia", "nvml": "nvidia",
                  "nvidia-smi": "nvidia", "toolkit": "toolkit", "cudnn": "cudnn", "jetson": "jetson",
-                 "amd": "nvidia", "deep": "frameworks", "env": "platform"}
+                 "amd": "nvidia", "deep": "frameworks", "env": "platform", "build": "build", "container": "container"}
 
 
 def report_document(facts: Facts, findings: list[Finding], timings: dict[str, float]) -> dict:
@@ -27,15 +28,24 @@ def report_document(facts: Facts, findings: list[Finding], timings: dict[str, fl
 
 
 def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, float], verbose: bool) -> None:
+    from envdoctor.render import quiet
+
+    if quiet():  # -q / ENVDOCTOR_QUIET=1: the errors and the verdict line only
+        for f in findings:
+            if f.severity == "error":
+                _print_finding(con, f, verbose, windows=facts.host.os == "windows")
+        _print_summary(con, findings, len(facts.errors))
+        return
     sections = _sections(facts)
     shown = {key for key, _, _ in sections}
     for key, title, describe in sections:
-        mine = [f for f in findings if f.section == key]
+        mine = [f for f in findings if _belongs(f, key, shown)]
         errors = [e for e in facts.errors if _section_of(e.probe or "", shown) == key]
         severity = worst_severity(mine)
         if errors and severity in (None, "info"):
             severity = "warning"
         mark, colour = MARKS[severity]
+        mark = escape(fit(mark))  # [ok] [!] [x] where stdout cannot encode the marks
         con.print(f"[bold {colour}]{mark}[/] [bold]{title}[/]")
         for line in describe(facts, verbose):
             for part in line.splitlines():  # a recorded text (a failure message) may span lines
@@ -66,6 +76,7 @@ def _section_of(probe: str, shown: set[str]) -> str:
 
 def _print_finding(con, f: Finding, verbose: bool, windows: bool) -> None:
     mark, colour = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("•", "cyan")}[f.severity]
+    mark = escape(fit(mark))
     con.print(f"    [{colour}]{mark} {escape(f.title)}[/] [dim]\\[{f.code}][/]")
     con.print(f"      {escape(f.detail)}", soft_wrap=True)
     for fix in f.fix:
@@ -110,7 +121,57 @@ def _sections(facts: Facts) -> list[tuple[str, str, Describe]]:
     if facts.jetson is not None:
         sections.append(("jetson", "Jetson", _jetson))
     sections.append(("frameworks", "Frameworks", _frameworks))
+    if facts.container is not None and facts.container.in_container:
+        sections.insert(1, ("container", "Container", _container))
+    if facts.build is not None or facts.cuda_toolkit is not None:
+        sections.append(("build", "CUDA extension builds", _extension_builds))
     return sections
+
+
+# Findings shown under the Container / CUDA extension builds sections when those are shown.
+SECTION_CODES = {"container": ("container-gpu-missing", "shm-too-small"),
+                 "build": ("extension-build-mismatch", "build-toolchain-missing", "build-jobs-memory")}
+
+
+def _belongs(f: Finding, key: str, shown: set[str]) -> bool:
+    home = next((k for k, codes in SECTION_CODES.items() if f.code in codes and k in shown), None)
+    return key == home if home else f.section == key
+
+
+def _container(facts: Facts, verbose: bool) -> list[str]:
+    c = facts.container
+    gpus = [n for n in c.device_nodes if n != "/dev/nvidia-caps"]
+    lines = [f"{c.runtime or 'a container'}" + (f" (from {c.detected_by})" if verbose and c.detected_by else ""),
+             f"NVIDIA devices: {', '.join(gpus) if gpus else 'none'}",
+             f"driver libraries: {', '.join(c.driver_libs) if c.driver_libs else 'none injected'}"]
+    if c.shm_bytes is not None:
+        lines.append(f"/dev/shm {c.shm_bytes / (1 << 20):.0f} MiB")
+    for name in ("nvidia_visible_devices", "nvidia_driver_capabilities", "nvidia_require_cuda"):
+        value = getattr(c, name)
+        if value is not None and (verbose or name != "nvidia_require_cuda"):
+            lines.append(f"{name.upper()}={value}")
+    return lines
+
+
+def _extension_builds(facts: Facts, verbose: bool) -> list[str]:
+    b = facts.build
+    if b is None:
+        return ["not checked: `envdoctor check --build` reads nvcc, CUDA_HOME, the host compiler, ninja and Python.h"]
+    lines = [f"nvcc {b.nvcc_version or '?'} at {b.nvcc}" + (f" (toolkit {b.nvcc_root})" if b.nvcc_root else "")
+             if b.nvcc else "no nvcc on PATH"]
+    if b.cuda_home:
+        lines.append(f"CUDA_HOME for torch: {b.cuda_home} (from {b.cuda_home_from}), CUDA {b.cuda_home_version or '?'}")
+    for c in b.compilers:
+        role = "nvcc host compiler" if c.role == "nvcc-host" else "C++ compiler"
+        lines.append(f"{role}: {c.command} " + (f"= {c.kind or '?'} {c.version or '?'}" + (f" ({c.path})" if verbose else "")
+                                              if c.path else "not found"))
+    lines.append(f"ninja {b.ninja_version or ''}".rstrip() if b.ninja else "ninja not found")
+    if b.python_h is not None:
+        lines.append(f"Python.h {'present' if b.python_h else 'missing'}" + (f" in {b.python_include}" if verbose else ""))
+    if verbose or b.torch_cuda_arch_list or b.max_jobs:
+        lines.append(f"TORCH_CUDA_ARCH_LIST={b.torch_cuda_arch_list or '(unset)'}, MAX_JOBS={b.max_jobs or '(unset)'}, "
+                     f"{b.cpu_count or '?'} CPUs, {b.mem_available_mib or '?'} MiB available")
+    return lines
 
 
 def _platform(facts: Facts, verbose: bool) -> list[str]:
@@ -144,7 +205,9 @@ def _python(facts: Facts, verbose: bool) -> list[str]:
     if p.env_kind:
         line += f", {p.env_kind}" + (f" at {p.env_path}" if p.env_path else "")
     lines = [line]
-    if verbose and p.executable:
+    if p.target_source:
+        lines.append(f"target {p.executable} (chosen by {p.target_source})")
+    elif verbose and p.executable:
         lines.append(f"interpreter {p.executable}")
     if verbose and p.packages:
         lines.append("packages: " + ", ".join(f"{k} {v}" for k, v in sorted(p.packages.items())))
