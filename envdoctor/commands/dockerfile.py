@@ -1,0 +1,87 @@
+"""`envdoctor dockerfile [PATH]` and `envdoctor compose [PATH]`: a container build judged as the machine
+it describes, with the same matrices and rules as `check`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+HostOption = typer.Option(None, "--facts", metavar="HOST", help="The host that will run the image (JSON from `envdoctor facts` there): its driver and GPUs are checked against what the image needs.")
+PlatformOption = typer.Option(None, "--platform", metavar="OS/ARCH", help="The build's target platform (default: the FROM line's --platform, else linux/amd64).")
+JsonOption = typer.Option(False, "--json", help="Print the result as JSON.")
+StrictOption = typer.Option(False, "--strict", help="Exit 1 on warnings too.")
+COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="dockerfile")(dockerfile)
+    app.command(name="compose")(compose)
+
+
+def dockerfile(
+    path: str = typer.Argument("Dockerfile", help="The Dockerfile (default: ./Dockerfile)."),
+    context: Optional[str] = typer.Option(None, "--context", metavar="DIR", help="The build context, where COPY and `pip install -r` files are read (default: the Dockerfile's folder)."),
+    target: Optional[str] = typer.Option(None, "--target", metavar="STAGE", help="The stage to judge (default: the last one, as `docker build`)."),
+    build_arg: Optional[list[str]] = typer.Option(None, "--build-arg", metavar="NAME=VALUE", help="A build argument, as `docker build --build-arg`."),
+    platform: Optional[str] = PlatformOption,
+    host_facts: Optional[str] = HostOption,
+    json_out: bool = JsonOption,
+    strict: bool = StrictOption,
+) -> None:
+    """Judge a Dockerfile's final stage: the machine it builds, diagnosed with the same rules as `check`."""
+    from envdoctor.container.judge import judge_dockerfile, load_host
+    from envdoctor.errors import UsageError
+
+    args = {}
+    for item in build_arg or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--build-arg {item!r}: expected NAME=VALUE")
+        args[name] = value
+    if Path(path).is_dir():
+        path = str(Path(path) / "Dockerfile")
+    judgement = judge_dockerfile(path, context, target, platform, load_host(host_facts), args)
+    from envdoctor.render import console, print_json
+    from envdoctor.render.container import print_dockerfile
+
+    if json_out:
+        print_json(judgement.to_dict(), "envdoctor.dockerfile/1")
+    else:
+        print_dockerfile(console(), judgement)
+    raise typer.Exit(_exit(judgement.findings, strict))
+
+
+def compose(
+    path: Optional[str] = typer.Argument(None, help="The compose file (default: compose.yaml / docker-compose.yml here)."),
+    platform: Optional[str] = PlatformOption,
+    host_facts: Optional[str] = HostOption,
+    json_out: bool = JsonOption,
+    strict: bool = StrictOption,
+) -> None:
+    """Judge a compose file: each service's GPU access, devices, shared memory, and its build."""
+    from envdoctor.container.compose import judge_compose
+    from envdoctor.container.judge import load_host
+    from envdoctor.errors import UsageError
+
+    if path is None or Path(path).is_dir():
+        folder = Path(path or ".")
+        found = next((folder / n for n in COMPOSE_NAMES if (folder / n).is_file()), None)
+        if found is None:
+            raise UsageError(f"no compose file in {folder} (looked for {', '.join(COMPOSE_NAMES)})")
+        path = str(found)
+    judgement = judge_compose(path, platform, load_host(host_facts))
+    from envdoctor.render import console, print_json
+    from envdoctor.render.container import print_compose
+
+    if json_out:
+        print_json(judgement.to_dict(), "envdoctor.compose/1")
+    else:
+        print_compose(console(), judgement)
+    raise typer.Exit(_exit(judgement.findings, strict))
+
+
+def _exit(findings, strict: bool) -> int:
+    severities = {f.finding.severity for f in findings}
+    return 1 if "error" in severities or (strict and "warning" in severities) else 0

@@ -1,0 +1,199 @@
+"""What a base image contains, from matrices/base_images.toml: the image reference is split into
+repository and tag, and the first [[family]] whose repository and tag pattern match describes it."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from envdoctor.matrix.loader import MatrixError, load
+
+FILE = "base_images.toml"
+
+
+@dataclass(frozen=True)
+class Distro:
+    name: str  # ubuntu | debian | rhel | alpine
+    version: str
+    codename: str
+    glibc: Optional[str] = None
+    python3: Optional[str] = None  # what `apt-get install python3` gives
+    libc: str = "glibc"
+
+    @property
+    def label(self) -> str:
+        return {"ubuntu": "Ubuntu", "debian": "Debian", "rhel": "RHEL-compatible", "alpine": "Alpine"}[self.name] + (
+            f" {self.version}" if self.version != "any" else "")
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    reference: str  # as written, args substituted
+    repository: str
+    tag: str
+    family: Optional[str] = None  # nvidia-cuda | pytorch | tensorflow | ngc | python | ubuntu | debian | l4t | None
+    distro: Optional[Distro] = None
+    python: Optional[str] = None
+    cuda: Optional[str] = None  # CUDA toolkit version of the image ("12.4.1")
+    flavour: Optional[str] = None  # base | runtime | devel
+    nvcc: Optional[bool] = None
+    libraries: tuple[str, ...] = ()  # CUDA libraries the image holds
+    cudnn: Optional[str] = None  # "9", "8.9"
+    require_cuda: Optional[str] = None  # NVIDIA_REQUIRE_CUDA's cuda>= value ("12.4")
+    packages: dict[str, str] = field(default_factory=dict)  # Python distributions the image ships
+    env: dict[str, str] = field(default_factory=dict)  # ENV the image sets that matters here
+    extras: tuple[str, ...] = ()  # the extras its framework was installed with ("and-cuda")
+    framework_cuda: Optional[str] = None  # a framework built against the image's own CUDA (NGC)
+    l4t: Optional[str] = None
+    arch: Optional[str] = None
+    source: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.family is not None
+
+
+def split_reference(reference: str) -> tuple[str, str]:
+    """`nvcr.io/nvidia/pytorch:24.05-py3` -> ("nvcr.io/nvidia/pytorch", "24.05-py3"); a digest is dropped."""
+    ref = reference.split("@", 1)[0]
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        return ref[:colon].lower(), ref[colon + 1:]
+    return ref.lower(), "latest"
+
+
+@functools.lru_cache(maxsize=None)
+def _data() -> dict[str, Any]:
+    data = load("base_images")
+    for i, row in enumerate(data.get("family", ())):
+        try:
+            re.compile(row["pattern"])
+        except (KeyError, re.error) as exc:
+            raise MatrixError(f"{FILE}: [[family]] row {i + 1}: bad pattern: {exc}") from None
+    return data
+
+
+def distros() -> tuple[Distro, ...]:
+    return tuple(Distro(name=r["name"], version=r["version"], codename=r["codename"], glibc=r.get("glibc"),
+                        python3=r.get("python3"), libc=r.get("libc", "glibc")) for r in _data().get("distro", ()))
+
+
+def distro(name: str, version_or_codename: Optional[str]) -> Optional[Distro]:
+    wanted = (version_or_codename or "").lower()
+    for row in distros():
+        if row.name == name and (wanted in (row.version, row.codename) or row.version == "any"):
+            return row
+    return None
+
+
+def distro_of_os_word(word: str) -> Optional[Distro]:
+    """nvidia/cuda's OS word: ubuntu22.04, ubi9, rockylinux8, centos7."""
+    match = re.match(r"^(ubuntu)(\d\d\.\d\d)$|^(ubi|rockylinux|centos|oraclelinux)(\d+)$", word)
+    if not match:
+        return None
+    if match.group(1):
+        return distro("ubuntu", match.group(2))
+    return distro("rhel", match.group(4))
+
+
+def describe(reference: str, build_platform: Optional[str] = None) -> BaseImage:
+    repository, tag = split_reference(reference)
+    for row in _data().get("family", ()):
+        if repository not in row["repositories"]:
+            continue
+        match = re.match(row["pattern"], tag)
+        if match:
+            return _DESCRIBERS[row["kind"]](reference, repository, tag, row, match.groupdict())
+        if tag == "latest" and row["kind"] in ("os", "python"):
+            return BaseImage(reference, repository, tag, family=row["name"], source=row["source"])
+    return BaseImage(reference, repository, tag)
+
+
+def _cuda_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
+    flavour = next(f for f in _data()["cuda_flavour"] if f["name"] == groups["flavour"])
+    token = groups.get("cudnn") or groups.get("cudnn_after")
+    cudnn = next((t["major"] for t in _data().get("cudnn_token", ()) if t["token"] == token), None) if token else None
+    cuda = groups["cuda"]
+    return BaseImage(reference, repository, tag, family=row["name"], distro=distro_of_os_word(groups["os"]),
+                     cuda=cuda, flavour=flavour["name"], nvcc=bool(flavour["nvcc"]),
+                     libraries=tuple(flavour.get("libraries", ())), cudnn=cudnn,
+                     require_cuda=".".join(cuda.split(".")[:2]), source=row["source"])
+
+
+def _framework_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
+    name, version = row["os"].split()
+    os_distro = distro(name, version)
+    packages: dict[str, str] = {}
+    cuda = cudnn = None
+    if row["framework"] == "torch":
+        cuda, cudnn = groups["cuda"], groups["cudnn"]
+        packages["torch"] = f"{groups['torch']}+cu{cuda.replace('.', '')}"
+        base = _cuda_image_of(cuda, row, groups)
+        return BaseImage(reference, repository, tag, family=row["name"], distro=os_distro, cuda=base.cuda,
+                         flavour=groups["flavour"], nvcc=groups["flavour"] == "devel", libraries=base.libraries,
+                         cudnn=cudnn, require_cuda=cuda, packages=packages, source=row["source"])
+    packages["tensorflow"] = groups["tensorflow"]
+    extras = ("and-cuda",) if groups.get("gpu") else ()
+    return BaseImage(reference, repository, tag, family=row["name"], distro=os_distro, packages=packages,
+                     extras=extras, nvcc=False, source=row["source"])
+
+
+def _cuda_image_of(cuda: str, row: dict, groups: dict) -> BaseImage:
+    flavour = next(f for f in _data()["cuda_flavour"] if f["name"] == groups["flavour"])
+    return BaseImage("", "", "", cuda=cuda, libraries=tuple(flavour.get("libraries", ())))
+
+
+def _ngc_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
+    release = next((r for r in _data().get("ngc_release", ()) if groups["release"] in r["releases"]), None)
+    if release is None:
+        return BaseImage(reference, repository, tag, family=row["name"], source=row["source"])
+    name, version = release["os"].split()
+    flavour = next(f for f in _data()["cuda_flavour"] if f["name"] == "devel")
+    return BaseImage(reference, repository, tag, family=row["name"], distro=distro(name, version),
+                     python=release["python"], cuda=release["cuda"], flavour="devel", nvcc=True,
+                     libraries=tuple(flavour["libraries"]), cudnn=release["cudnn"], require_cuda=release["cuda"],
+                     framework_cuda=release["cuda"], env={k: "(set by the image)" for k in row.get("sets_env", ())},
+                     source=release["source"])
+
+
+def _python_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
+    variant, os_word = groups.get("variant") or "", groups.get("os") or ""
+    if variant.startswith("alpine") or os_word.startswith("alpine"):
+        os_distro = distro("alpine", "any")
+    elif os_word:
+        os_distro = distro("debian", os_word)
+    else:
+        os_distro = None  # the tag follows Debian's current release: which one depends on the day it is pulled
+    return BaseImage(reference, repository, tag, family=row["name"], distro=os_distro, python=groups["python"],
+                     nvcc=False, source=row["source"])
+
+
+def _os_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
+    return BaseImage(reference, repository, tag, family=row["name"], distro=distro(row["distro"], groups["os"]),
+                     nvcc=False, source=row["source"])
+
+
+def _jetson_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
+    os_word = (row.get("os_by_l4t_major") or {}).get(groups["l4t"].split(".")[0])
+    os_distro = distro(*os_word.split()) if os_word else None
+    return BaseImage(reference, repository, tag, family=row["name"], distro=os_distro, l4t=groups["l4t"], arch="aarch64",
+                     nvcc=None, source=row["source"])
+
+
+_DESCRIBERS = {"cuda": _cuda_image, "framework": _framework_image, "ngc": _ngc_image, "python": _python_image,
+               "os": _os_image, "jetson": _jetson_image}
+
+
+def require_cuda_driver(cuda: str) -> Optional[str]:
+    """The oldest driver branch whose CUDA is >= `cuda`: what NVIDIA_REQUIRE_CUDA="cuda>=X.Y" asks of the host
+    (outside the forward-compatibility exceptions for datacenter drivers the image also lists)."""
+    from envdoctor.matrix import drivers
+
+    wanted = drivers.cuda_tuple(cuda)
+    for row in drivers.branches():
+        if drivers.cuda_tuple(row.cuda) >= wanted:
+            return str(row.branch)
+    return None

@@ -1,0 +1,94 @@
+"""`envdoctor compose`: GPU access, device selection, shared memory and each service's build, on
+compose files that trigger each finding and close ones that do not (the real CLI in a subprocess)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+from envdoctor.container.compose import shm_bytes
+
+COMPOSE = FIXTURES / "dockerfiles" / "compose"
+ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+
+
+def judge(path, *args):
+    result = run_cli("compose", str(path), "--json", *args, env=ENV)
+    assert result.returncode in (0, 1), result.stderr
+    document = json.loads(result.stdout)
+    assert document["schema"] == "envdoctor.compose/1"
+    assert result.returncode == (1 if any(f["severity"] == "error" for f in document["findings"]) else 0)
+    return document
+
+
+def found(document) -> set[tuple]:
+    return {(f.get("service"), f["code"], f["severity"]) for f in document["findings"] if f["severity"] != "info"}
+
+
+def test_gpu_build_without_gpu_request_or_shared_memory():
+    document = judge(COMPOSE / "gpu-missing")  # a folder: its compose.yaml
+    assert found(document) == {("train", "container-gpu-missing", "error"), ("train", "shm-too-small", "warning"),
+                               ("train", "cpu-only-build", "error")}  # the service's Dockerfile, judged as in `dockerfile`
+    build_finding = next(f for f in document["findings"] if f["code"] == "cpu-only-build")
+    assert build_finding["file"].endswith("gpu-missing/Dockerfile") and build_finding["line"] == 4
+    service_finding = next(f for f in document["findings"] if f["code"] == "container-gpu-missing")
+    assert service_finding["file"].endswith("compose.yaml") and service_finding["line"] == 3
+    assert "capabilities: [gpu]" in service_finding["corrected"]
+    assert [s["name"] for s in document["services"]] == ["train", "redis"]
+
+
+def test_close_case_gpu_reserved_and_shm_given():
+    document = judge(COMPOSE / "gpu-ok" / "compose.yaml")
+    assert not found(document)
+    assert document["services"][0]["gpu"] == "deploy"
+
+
+def test_deprecated_runtime_nvidia():
+    document = judge(COMPOSE / "runtime-nvidia" / "compose.yaml")
+    assert found(document) == {("notebook", "container-gpu-missing", "warning")}  # ipc: host: no shm finding
+    finding = document["findings"][0]
+    assert finding["line"] == 5 and "deploy:" in finding["corrected"]
+
+
+def test_device_selection_inside_the_container():
+    document = judge(COMPOSE / "visible" / "compose.yaml")
+    assert found(document) == {("host-index", "cuda-visible-devices", "error"),
+                               ("no-capabilities", "container-gpu-missing", "error"),
+                               ("void", "container-gpu-missing", "error")}
+    renumber = next(f for f in document["findings"] if f.get("service") == "host-index")
+    assert renumber["corrected"] == 'CUDA_VISIBLE_DEVICES: "0"'  # one GPU given: it is device 0 inside
+    assert not [f for f in document["findings"] if f.get("service") == "renumbered"]
+
+
+def test_real_compose_file():
+    # thr3a/docker-build-station: device_ids ['1'], ipc: host; its image's base is not in the matrix
+    document = judge(COMPOSE / "real-thr3a" / "compose.yml")
+    assert not found(document)
+    assert document["services"][0]["gpu"] == "deploy"
+    assert document["builds"]["app"]["not_read"]  # `uv sync`: packages from a lock file not read
+
+
+def test_console_output():
+    result = run_cli("compose", str(COMPOSE / "gpu-missing" / "compose.yaml"), env=ENV)
+    assert result.returncode == 1
+    assert "[train] line 3: service train runs GPU code but asks for no GPU (container-gpu-missing)" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["invalid.yaml", "list-services.yaml", "wrong-type.yaml", "unknown-key.yaml"])
+def test_bad_compose_files_are_one_line_and_exit_2(name):
+    result = run_cli("compose", str(COMPOSE / "bad" / name), env=ENV)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_missing_compose_file_is_exit_2(tmp_path):
+    result = run_cli("compose", str(tmp_path), env=ENV)
+    assert result.returncode == 2 and "no compose file" in result.stderr
+
+
+@pytest.mark.parametrize("value,expected", [("64m", 64 * 1024 ** 2), ("8gb", 8 * 1024 ** 3), (1024, 1024), ("2G", 2 * 1024 ** 3),
+                                            ("lots", None), (None, None)])
+def test_shm_sizes(value, expected):
+    assert shm_bytes(value) == expected

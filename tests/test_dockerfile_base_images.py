@@ -1,0 +1,56 @@
+"""matrices/base_images.toml through container/base_images.py: image references -> what they contain."""
+
+from __future__ import annotations
+
+import pytest
+
+from envdoctor.container.base_images import describe, require_cuda_driver, split_reference
+
+CASES = [
+    # reference, family, distro, glibc, cuda, flavour, nvcc, cudnn, python
+    ("nvidia/cuda:12.4.1-runtime-ubuntu22.04", "nvidia-cuda", "Ubuntu 22.04", "2.35", "12.4.1", "runtime", False, None, None),
+    ("nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04", "nvidia-cuda", "Ubuntu 22.04", "2.35", "12.4.1", "devel", True, "9", None),
+    ("nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu20.04", "nvidia-cuda", "Ubuntu 20.04", "2.31", "11.8.0", "runtime", False, "8", None),
+    ("nvidia/cuda:11.3.1-runtime-cudnn8-ubuntu20.04", "nvidia-cuda", "Ubuntu 20.04", "2.31", "11.3.1", "runtime", False, "8", None),
+    ("nvcr.io/nvidia/cuda:12.8.0-base-ubi9", "nvidia-cuda", "RHEL-compatible 9", "2.34", "12.8.0", "base", False, None, None),
+    ("nvidia/cuda:12.6.3-devel-rockylinux8", "nvidia-cuda", "RHEL-compatible 8", "2.28", "12.6.3", "devel", True, None, None),
+    ("nvidia/cuda:13.0.0-cudnn-runtime-ubuntu24.04@sha256:abc", "nvidia-cuda", "Ubuntu 24.04", "2.39", "13.0.0", "runtime", False, "9", None),
+    ("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime", "pytorch", "Ubuntu 22.04", "2.35", "12.4", "runtime", False, "9", None),
+    ("nvcr.io/nvidia/pytorch:24.05-py3", "ngc", "Ubuntu 22.04", "2.35", "12.4", "devel", True, "9.1", "3.10"),
+    ("nvcr.io/nvidia/pytorch:25.01-py3", "ngc", "Ubuntu 24.04", "2.39", "12.8", "devel", True, "9.7", "3.12"),
+    ("python:3.12-slim-bookworm", "python", "Debian 12", "2.36", None, None, False, None, "3.12"),
+    ("python:3.11.9-bullseye", "python", "Debian 11", "2.31", None, None, False, None, "3.11"),
+    ("python:3.12", "python", None, None, None, None, False, None, "3.12"),  # follows Debian's current release
+    ("python:3.12-alpine3.20", "python", "Alpine", None, None, None, False, None, "3.12"),
+    ("ubuntu:jammy", "ubuntu", "Ubuntu 22.04", "2.35", None, None, False, None, None),
+    ("debian:bookworm-slim", "debian", "Debian 12", "2.36", None, None, False, None, None),
+    ("nvcr.io/nvidia/l4t-base:r36.2.0", "l4t", "Ubuntu 22.04", "2.35", None, None, None, None, None),
+    ("myorg/trainer:1.0", None, None, None, None, None, None, None, None),
+]
+
+
+@pytest.mark.parametrize("reference,family,distro,glibc,cuda,flavour,nvcc,cudnn,python", CASES, ids=[c[0] for c in CASES])
+def test_describe(reference, family, distro, glibc, cuda, flavour, nvcc, cudnn, python):
+    image = describe(reference)
+    assert image.family == family
+    assert (image.distro.label if image.distro else None) == distro
+    assert (image.distro.glibc if image.distro else None) == glibc
+    assert (image.cuda, image.flavour, image.nvcc, image.cudnn, image.python) == (cuda, flavour, nvcc, cudnn, python)
+
+
+def test_require_cuda_and_its_driver():
+    assert describe("nvidia/cuda:12.4.1-runtime-ubuntu22.04").require_cuda == "12.4"
+    assert require_cuda_driver("12.4") == "550"
+    assert require_cuda_driver("11.8") == "520"
+
+
+def test_framework_images_ship_their_framework():
+    assert describe("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime").packages == {"torch": "2.6.0+cu124"}
+    tf = describe("tensorflow/tensorflow:2.17.0-gpu")
+    assert tf.packages == {"tensorflow": "2.17.0"} and tf.extras == ("and-cuda",)
+    assert describe("tensorflow/tensorflow:2.17.0").extras == ()
+
+
+def test_split_reference():
+    assert split_reference("localhost:5000/team/img") == ("localhost:5000/team/img", "latest")
+    assert split_reference("Nvidia/CUDA:12.4.1-base-ubuntu22.04") == ("nvidia/cuda", "12.4.1-base-ubuntu22.04")
