@@ -9,9 +9,8 @@ import pytest
 from envdoctor.matrix import pytorch as torch_matrix
 from envdoctor.matrix.gpus import build_runs_on
 from envdoctor.matrix.loader import MatrixError, data_dir, load_file
-from envdoctor.matrix.pytorch_registry import (
-    default_build, metadata_requires_dist, platform_of, registry_rows,
-)
+from envdoctor.maintainers.derive import default_build, metadata_requires_dist, registry_rows
+from envdoctor.maintainers.wheels import platform_floor as platform_of
 
 REGISTRY = Path(__file__).parent / "fixtures" / "pytorch_registry"
 
@@ -69,6 +68,13 @@ def test_python_versions_per_platform():
 def test_os_minimums_and_companions():
     assert torch_matrix.release("2.6.0").glibc == "2.17" and torch_matrix.release("2.7.0").glibc == "2.28"
     assert torch_matrix.release("2.11.0").macos == "11.0" and torch_matrix.release("2.12.0").macos == "14.0"
+    # floors per platform and architecture (the wheel tags): torch 2.6.0's aarch64 wheels are
+    # manylinux_2_28 while its x86_64 ones need 2.17; the 2.0-2.2 Intel Mac wheels are macosx_10_9
+    assert torch_matrix.release("2.6.0").glibc_for("linux_aarch64") == "2.28"
+    assert torch_matrix.release("2.6.0").glibc_for("linux_x86_64") == "2.17"
+    assert torch_matrix.release("2.2.2").macos_for("macos_x86_64") == "10.9"
+    assert torch_matrix.release("2.2.2").macos_for("macos_arm64") == "11.0"
+    assert torch_matrix.release("2.3.0").macos_for("macos_x86_64") is None
     assert torch_matrix.release("2.8.0").torchvision == "0.23.0"
     assert torch_matrix.release("2.0.1").torchaudio == "2.0.2"
     assert torch_matrix.release("2.13.0").torchaudio == "2.11.1"
@@ -102,9 +108,11 @@ def test_registry_rows_from_recorded_json_match_the_matrix():
         assert {p: tuple(v) for p, v in row.python.items()} == bundled.python, version
         assert {p: tuple(v) for p, v in row.freethreaded.items()} == bundled.freethreaded, version
         assert row.requires_python == bundled.requires_python
-        assert row.macos == bundled.macos
-    assert rows["2.15.0"].glibc == "2.28"
-    assert rows["2.6.0"].glibc == "2.5"  # the manylinux1 tag; the matrix records the real 2.17
+        assert row.macos == bundled.macos_by_platform, version
+        for platform, floor in row.glibc.items():  # manylinux1 = 2.5 understates: the matrix has the real 2.17
+            assert bundled.glibc_for(platform) == ("2.17" if floor == "2.5" else floor), (version, platform)
+    assert rows["2.15.0"].glibc == {"linux_aarch64": "2.28", "linux_x86_64": "2.28"}
+    assert rows["2.6.0"].glibc == {"linux_aarch64": "2.28", "linux_x86_64": "2.5"}
 
 
 @pytest.mark.parametrize("wheel, platform, build", [
@@ -128,6 +136,7 @@ def test_default_build_from_recorded_metadata(wheel, platform, build):
     ("manylinux2014_aarch64", ("linux_aarch64", "2.17")),
     ("macosx_14_0_arm64", ("macos_arm64", "14.0")),
     ("macosx_10_9_x86_64", ("macos_x86_64", "10.9")),
+    ("macosx_11_0_universal2", ("universal2", "11.0")),
     ("win_amd64", ("windows_amd64", None)),
     ("linux_armv7l", (None, None)),
 ])

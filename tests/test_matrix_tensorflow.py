@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from envdoctor.matrix import registry_tf_jax_paddle as derive
+from envdoctor.maintainers import derive
 from envdoctor.matrix import tensorflow as tf_matrix
 from envdoctor.matrix.loader import MatrixError, data_dir, load, load_file
 
@@ -25,7 +25,7 @@ def test_every_row_has_provenance():
     data = load("tensorflow")
     for table in ("release", "metal", "hazard"):
         for row in data[table]:
-            assert row["source"] and str(row["checked"]) == "2026-11-29"
+            assert row["source"] and str(row["checked"]) in ("2026-11-29", "2026-12-01")
 
 
 def test_gpu_builds_only_on_linux_x86_64_after_2_10():
@@ -159,3 +159,12 @@ def test_inconsistent_copies_are_refused(tmp_path, old, new, message):
     with pytest.raises(MatrixError, match=message) as err:
         tf_matrix.parse(load_file(path), path.name)
     assert "tensorflow.toml" in str(err.value)
+
+
+def test_kernel_lists_and_metal_floor_as_the_wheels_carry_them():
+    # libtensorflow_cc.so.2 of the 2.15 wheels: SASS sm_50..sm_80 with PTX compute_80 (TF spells the
+    # last one compute_80); sm_80/compute_90 ship from 2.16.1 (tests/fixtures/kernel_scan/)
+    for version in ("2.15.0", "2.15.0.post1", "2.15.1"):
+        assert tf_matrix.release(version).gpu_archs == ("sm_50", "sm_60", "sm_70", "sm_75", "compute_80")
+    assert tf_matrix.release("2.16.1").gpu_archs[-1] == "compute_90"
+    assert {m.macos for m in tf_matrix.metal_rows()} == {"12.0"}  # macosx_12_0 wheel tags

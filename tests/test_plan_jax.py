@@ -93,13 +93,21 @@ def test_windows_gets_cpu_and_the_wsl2_way():
     assert any("NumPy >= 2.0" in w for w in p.warnings)  # numpy 1.26.4 is installed there
 
 
-def test_jetson_has_no_jax_gpu_build():
-    for machine in ("jetson-orin-jp62", "jetson-thor"):
-        p = plan(machine)
-        assert p.version is None and not p.commands
-        assert p.steps[0].startswith("there is no JAX GPU build for Jetson")
+def test_jetson_orin_has_no_jax_gpu_build():
+    p = plan("jetson-orin-jp62")
+    assert p.version is None and not p.commands
+    assert p.steps[0].startswith("there is no JAX GPU build for Jetson")
     cpu = plan("jetson-thor", cuda="cpu")
     assert (cpu.version, cpu.build) == ("0.12.0.1", "cpu")
+
+
+def test_jetson_thor_gets_the_registry_cuda13_plugin_with_its_sm_110_kernels():
+    # jetson.toml decides from the wheels: jax-cuda13-plugin 0.10.2+ aarch64 carries SASS sm_110
+    p = plan("jetson-thor")
+    assert (p.version, p.build) == ("0.12.0.1", "cuda13") and p.commands
+    assert any("jax[cuda13]==0.12.0.1" in token for token in p.commands[-1])
+    assert any("sm_110" in reason for reason in p.reasons)
+    assert not plan("jetson-thor", cuda="12").ok  # JetPack 7 brings CUDA 13, not 12
 
 
 def test_explicit_cuda_major():

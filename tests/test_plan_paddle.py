@@ -176,3 +176,16 @@ def test_removing_the_cpu_build_reinstalls_the_gpu_build_too():
     p = plan("a100-current", facts_of("a100-current", paddlepaddle="3.3.1", paddlepaddle_gpu="3.3.1"))
     assert p.commands[0][3:] == ("uninstall", "--yes", "paddlepaddle", "paddlepaddle-gpu")
     assert p.commands[1][3] == "install"
+
+
+def test_a_gtx_780_is_not_told_to_install_the_registrys_paddle_2_6_cu118_wheel():
+    # paddlepaddle-gpu 2.6.x on the registry carries SASS from sm_61 only (libphi.so / libpaddle.so scan)
+    for version in ("2.6.2", "2.6.1", "2.6.0"):
+        p = plan("diag-paddle-kepler", version=version, cuda="cu118")
+        assert not p.ok, version
+        assert any("no kernels for sm_35" in r.why for r in p.rejected), p.rejected
+
+
+def test_the_registrys_paddle_2_6_wheel_still_fits_a_gpu_it_has_kernels_for():
+    p = plan("gtx1080-current", version="2.6.2", cuda="cu118")
+    assert not any("no kernels" in r.why for r in p.rejected), p.rejected

@@ -342,3 +342,74 @@ def test_another_build_of_the_same_release_is_removed_first():
     p = make_plan(jetson, PlanRequest("pytorch"))
     assert p.commands[0][-2:] == ("--yes", "torch") and p.commands[0][3] == "uninstall"
     assert "--index-url" in p.commands[1]
+
+
+# --- floors per platform and architecture, and the cu129 aarch64 build (issue: matrix errors) -----
+
+def _with_host(machine, **host):
+    import dataclasses
+
+    facts = load_facts(MACHINES / f"{machine}.json")
+    return dataclasses.replace(facts, host=dataclasses.replace(facts.host, **host))
+
+
+def test_gh200_gets_torch_2_8_from_the_cu129_aarch64_build():
+    p = plan("gh200", version="2.8.0")
+    assert (p.version, p.build, p.index_url) == ("2.8.0", "cu129", TORCH_INDEX + "cu129")
+
+
+def test_install_cli_plans_cu129_aarch64_for_torch_2_8_on_a_gh200():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "envdoctor", "install", "pytorch", "--version", "2.8.0",
+                             "--facts", str(MACHINES / "gh200.json"), "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert (found["version"], found["build"]) == ("2.8.0", "cu129")
+
+
+def test_a_glibc_2_27_aarch64_host_is_not_planned_torch_2_6s_manylinux_2_28_wheel():
+    facts = _with_host("gh200", glibc="2.27")
+    p = make_plan(facts, PlanRequest("pytorch", version="2.6.0", cuda="cpu"))
+    assert not p.ok and p.version is None
+    assert any("glibc ≥ 2.28" in r.why for r in p.rejected), p.rejected
+    older = make_plan(facts, PlanRequest("pytorch", version="<2.7", cuda="cpu"))
+    assert older.version == "2.5.1"  # manylinux2014_aarch64: glibc 2.17
+
+
+def test_the_same_glibc_on_x86_64_may_install_torch_2_6():
+    facts = _with_host("cpu-only", glibc="2.27")
+    assert make_plan(facts, PlanRequest("pytorch", version="2.6.0", cuda="cpu")).version == "2.6.0"
+
+
+@pytest.mark.parametrize("version", ["2.0.1", "2.1.2", "2.2.2"])
+def test_an_intel_mac_on_10_15_may_install_torch_2_0_to_2_2(version):
+    facts = _with_host("macos-rosetta", os="macos", arch="x86_64", machine_arch="x86_64", rosetta=False,
+                       os_version="10.15.7")
+    p = make_plan(facts, PlanRequest("pytorch", version=version))
+    assert p.ok and (p.version, p.build) == (version, "cpu"), p.rejected
+
+
+def test_an_intel_mac_older_than_10_9_is_refused():
+    facts = _with_host("macos-rosetta", os="macos", arch="x86_64", machine_arch="x86_64", rosetta=False,
+                       os_version="10.8")
+    p = make_plan(facts, PlanRequest("pytorch", version="2.2.2"))
+    assert not p.ok and any("macOS ≥ 10.9" in r.why for r in p.rejected)
+
+
+def test_check_reads_the_glibc_floor_of_this_machines_architecture():
+    import dataclasses
+
+    from envdoctor.diagnose import diagnose
+
+    def finding(machine, glibc):
+        facts = _with_host(machine, glibc=glibc)
+        facts = dataclasses.replace(facts, python=dataclasses.replace(
+            facts.python, packages={**facts.python.packages, "torch": "2.6.0"}))
+        return [f for f in diagnose(facts) if f.code == "glibc-too-old"]
+
+    aarch64 = finding("gh200", "2.27")
+    assert aarch64 and "needs glibc 2.28" in aarch64[0].title
+    assert finding("cpu-only", "2.27") == []  # torch 2.6.0's x86_64 wheels need 2.17

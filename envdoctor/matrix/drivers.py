@@ -21,6 +21,8 @@ import functools
 from dataclasses import dataclass
 from typing import Optional
 
+from packaging.version import InvalidVersion, Version
+
 from envdoctor.matrix.loader import MatrixError, load
 
 FILE = "drivers.toml"
@@ -28,11 +30,15 @@ OSES = ("linux", "windows")
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
-    """'570.124.04' -> (570, 124, 4). Raises ValueError on anything else."""
-    parts = str(text).strip().split(".")
-    if not parts or not all(p.isdigit() for p in parts):
+    """'570.124.04' -> (570, 124, 4), read by packaging.version (the one version reading of the code
+    base). ValueError on anything that is not a plain dotted number ('570.x', '2.8.0rc1', '')."""
+    try:
+        parsed = Version(str(text).strip())
+    except InvalidVersion:
+        raise ValueError(f"not a dotted version number: {text!r}") from None
+    if parsed.pre or parsed.post is not None or parsed.dev is not None or parsed.local or parsed.epoch:
         raise ValueError(f"not a dotted version number: {text!r}")
-    return tuple(int(p) for p in parts)
+    return parsed.release
 
 
 def cuda_tuple(text: str) -> tuple[int, int]:

@@ -20,7 +20,8 @@ from typing import Any, Optional
 from envdoctor.matrix.loader import MatrixError, load
 
 FILE = "jetson.toml"
-KINDS = ("jetson-index", "nvidia-redist", "official", "none")
+KINDS = ("jetson-index", "nvidia-redist", "official", "registry", "none")
+# registry: the package registry's own aarch64 (SBSA) wheels carry this SoC's kernels (Thor: sm_110)
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "paddle")
 ALIASES = {"torch": "pytorch", "paddlepaddle": "paddle", "paddlepaddle-gpu": "paddle", "tf": "tensorflow"}
 
@@ -49,7 +50,7 @@ class JetsonRelease:
 class JetsonFrameworkSource:
     framework: str  # pytorch | tensorflow | jax | paddle
     jetpack: str  # "6" (whole line) or "6.0" (that release only)
-    kind: str  # jetson-index | nvidia-redist | official | none
+    kind: str  # jetson-index | nvidia-redist | official | registry | none
     index_url: Optional[str] = None
     wheel_url: Optional[str] = None  # a direct wheel (NVIDIA's PyTorch redist builds)
     versions: tuple[str, ...] = ()  # known versions there (may be incomplete: indexes churn)
@@ -192,7 +193,7 @@ def _framework_rows() -> tuple[JetsonFrameworkSource, ...]:
             raise MatrixError(f"{where}: unknown framework")
         if source.kind not in KINDS:
             raise MatrixError(f"{where}: unknown kind {source.kind!r} (one of {', '.join(KINDS)})")
-        if source.kind != "none" and not source.index_url:
+        if source.kind not in ("none", "registry") and not source.index_url:
             raise MatrixError(f"{where}: kind {source.kind} needs index_url")
         rows.append(source)
     return tuple(rows)

@@ -12,9 +12,10 @@ import functools
 import hashlib
 import marshal
 import os
+import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -164,3 +165,33 @@ def _check_row(row: dict[str, Any], where: str) -> None:
         dt.date.fromisoformat(checked)
     except ValueError:
         raise MatrixError(f"{where}: 'checked' is not a YYYY-MM-DD date: {checked!r}") from None
+
+
+# --- how old the knowledge is --------------------------------------------------------------------
+
+STALE_AFTER_DAYS = 120
+_CHECKED = re.compile(rb'^checked\s*=\s*"?(\d{4}-\d{2}-\d{2})"?\s*$', re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def newest_checked(kind: str = "matrices") -> Optional[dt.date]:
+    """The newest `checked` date of any row in the bundled data files (matrices/**/*.toml): how
+    recent the knowledge is. Read from the files' text, without parsing them."""
+    newest = None
+    for path in sorted(data_dir(kind).rglob("*.toml")):
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            continue
+        for match in _CHECKED.finditer(raw):
+            try:
+                day = dt.date.fromisoformat(match.group(1).decode())
+            except ValueError:
+                continue
+            newest = day if newest is None or day > newest else newest
+    return newest
+
+
+def knowledge_age_days(today: Optional[dt.date] = None) -> Optional[int]:
+    newest = newest_checked()
+    return ((today or dt.date.today()) - newest).days if newest else None

@@ -45,6 +45,12 @@ class Release:
     registry_gpu_build: Optional[str] = None
     glibc_by_platform: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
+    registry_gpu_archs: tuple[str, ...] = ()  # kernels of the registry's GPU wheel, read from its libraries
+
+    def archs_for(self, build_id: Optional[str]) -> tuple[str, ...]:
+        """The kernel list of a build where a scanned wheel states it (the registry's 2.6 GPU wheel);
+        () where only Paddle's documented minimum compute capability is known."""
+        return self.registry_gpu_archs if build_id and build_id == self.registry_gpu_build else ()
 
     @property
     def glibc(self) -> Optional[str]:
@@ -192,8 +198,11 @@ def _release(row: dict[str, Any], index: int, filename: str, builds: Mapping[str
         item = Release(row["version"], row["date"], {k: tuple(v) for k, v in row["wheels"].items()},
                        tuple(row["builds"]), row["min_compute_capability"], bool(row["bundles_cuda"]),
                        {k: tuple(v) for k, v in row.get("registry_gpu_wheels", {}).items()},
-                       row.get("registry_gpu_build"), dict(row.get("glibc", {})), row["source"])
+                       row.get("registry_gpu_build"), dict(row.get("glibc", {})), row["source"],
+                       tuple(row.get("registry_gpu_archs", ())))
         gpus.cc_tuple(item.min_compute_capability)
+        for token in item.registry_gpu_archs:
+            gpus.parse_kernels(token)
     except (KeyError, TypeError, AttributeError, ValueError, InvalidVersion) as exc:
         raise MatrixError(f"{where}: {describe(exc)}") from None
     check_platforms(where, list(item.wheels) + list(item.registry_gpu_wheels))

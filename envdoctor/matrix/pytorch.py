@@ -12,7 +12,7 @@
 
 Platforms: linux_x86_64, linux_aarch64, windows_amd64, macos_arm64, macos_x86_64
 (`envdoctor.plan.common.target_platform(facts)` computes it). The registry-derived columns can be
-re-derived with `scripts/pytorch_registry.py` (logic in `envdoctor.matrix.pytorch_registry`).
+re-derived with `scripts/pytorch_registry.py` (logic in `envdoctor.maintainers.derive`).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ class Release:
     python: dict[str, tuple[str, ...]]  # platform -> CPython minors with a wheel
     freethreaded: dict[str, tuple[str, ...]]
     default_build: dict[str, str]  # platform -> build tag of the registry's wheel
-    glibc: Optional[str]
-    macos: Optional[str]
+    glibc_by_platform: dict[str, str]  # linux_x86_64 / linux_aarch64 -> lowest glibc of its wheels
+    macos_by_platform: dict[str, str]  # macos_arm64 / macos_x86_64 -> lowest macOS of its wheels
     torchvision: Optional[str]
     torchaudio: Optional[str]
     source: str
@@ -49,6 +49,22 @@ class Release:
     @property
     def series(self) -> str:
         return series_of(self.version)
+
+    @property
+    def glibc(self) -> Optional[str]:
+        """The Linux x86_64 floor (older readers); use glibc_for(platform)."""
+        return self.glibc_by_platform.get("linux_x86_64")
+
+    @property
+    def macos(self) -> Optional[str]:
+        """The Apple silicon floor (older readers); use macos_for(platform)."""
+        return self.macos_by_platform.get("macos_arm64")
+
+    def glibc_for(self, platform: Optional[str]) -> Optional[str]:
+        return self.glibc_by_platform.get(platform or "")
+
+    def macos_for(self, platform: Optional[str]) -> Optional[str]:
+        return self.macos_by_platform.get(platform or "")
 
     def pythons(self, platform: str) -> tuple[str, ...]:
         return self.python.get(platform, ())
@@ -145,6 +161,23 @@ def _platform_lists(value: Any, where: str, name: str) -> dict[str, tuple[str, .
     return out
 
 
+def floors(value: Any, prefix: str, where: str, name: str) -> dict[str, str]:
+    """A floor per platform: a table {linux_aarch64 = "2.28", ...}, or one string for every platform
+    starting with `prefix` (the older single-value form)."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return {p: value for p in PLATFORMS if p.startswith(prefix)}
+    if not isinstance(value, dict):
+        raise MatrixError(f"{where}: '{name}' must be a version or a table of platform = version")
+    for platform, floor in value.items():
+        if platform not in PLATFORMS or not platform.startswith(prefix):
+            raise MatrixError(f"{where}: '{name}' names platform {platform!r}")
+        if not isinstance(floor, str) or not re.match(r"^\d+\.\d+$", floor):
+            raise MatrixError(f"{where}: '{name}.{platform}' must be a version like \"2.28\"")
+    return dict(value)
+
+
 def parse_releases(data: dict) -> tuple[Release, ...]:
     rows, seen = [], set()
     for i, row in enumerate(data.get("release", []), 1):
@@ -155,7 +188,9 @@ def parse_releases(data: dict) -> tuple[Release, ...]:
                 version=row["version"], requires_python=row["requires_python"],
                 python=_platform_lists(row["python"], where, "python"),
                 freethreaded=_platform_lists(row.get("freethreaded", {}), where, "freethreaded"),
-                default_build=dict(row["default_build"]), glibc=row.get("glibc"), macos=row.get("macos"),
+                default_build=dict(row["default_build"]),
+                glibc_by_platform=floors(row.get("glibc"), "linux_", where, "glibc"),
+                macos_by_platform=floors(row.get("macos"), "macos_", where, "macos"),
                 torchvision=row.get("torchvision"), torchaudio=row.get("torchaudio"), source=row["source"])
         except KeyError as exc:
             raise MatrixError(f"{where}: missing {exc}") from None

@@ -92,7 +92,7 @@ def _judge_plugin(option: Option, facts, platform: str, python: Optional[str], c
         return
     if python and python not in wheels and python in release.pythons(platform):
         option.problems.append(("python", f"no jax-{extra}-plugin wheel for Python {python}"))
-    check = common.driver_check(facts, plugin.cuda_build)
+    check = _jetson_cuda_check(facts, plugin) if common.is_jetson(facts) else common.driver_check(facts, plugin.cuda_build)
     if check:
         option.notes.append(f"{extra}: {check.why} (the JAX docs ask ≥ {plugin.driver_linux} on Linux)")
     else:
@@ -115,7 +115,7 @@ def choose(facts, request: PlanRequest) -> InstallPlan:
     spec = common.version_spec(request.version)
     builds = wanted(request.cuda)
     platform, python = common.target_platform(facts), common.target_python(facts)
-    if common.is_jetson(facts) and builds != ["cpu"]:
+    if common.is_jetson(facts) and builds != ["cpu"] and not _jetson_runs_registry_wheels(facts):
         return _jetson_statement(facts, request, python)
     if platform is None:
         return _nothing(request, python, [], [f"JAX publishes no wheels for {facts.host.os or '?'} {facts.host.arch or '?'}"])
@@ -266,6 +266,25 @@ def _fixes(judged: list[Option], facts, platform: str, builds: list[str]) -> lis
     return steps
 
 
+def _jetson_runs_registry_wheels(facts) -> bool:
+    """A Jetson whose JetPack row says the registry's aarch64 CUDA plugins carry its kernels (Thor)."""
+    jetpack, soc = common.jetpack_of(facts)
+    row = jetson_matrix.framework_source(jetpack, FRAMEWORK, soc)
+    return row is not None and row.kind == "registry"
+
+
+def _jetson_cuda_check(facts, plugin) -> common.DriverCheck:
+    """On a Jetson whose JetPack runs the registry's plugins (Thor), the CUDA major its JetPack brings
+    must be the plugin's; a Jetson's driver is its JetPack's, not a desktop driver number."""
+    jetpack, soc = common.jetpack_of(facts)
+    row = jetson_matrix.framework_source(jetpack, FRAMEWORK, soc)
+    cuda = row.cuda if row is not None else None
+    if cuda and cuda.split(".")[0] == plugin.cuda_build.split(".")[0]:
+        return common.DriverCheck(True, None, f"JetPack {jetpack} brings CUDA {cuda}")
+    return common.DriverCheck(False, None, f"JetPack {jetpack or '?'} brings CUDA {cuda or '?'}, "
+                                           f"not the CUDA {plugin.cuda_build.split('.')[0]} this plugin is built for")
+
+
 def _jetson_statement(facts, request, python) -> InstallPlan:
     jetpack, soc = common.jetpack_of(facts)
     row = jetson_matrix.framework_source(jetpack, FRAMEWORK, soc)
@@ -291,7 +310,7 @@ def candidates(facts, request: PlanRequest) -> list[Candidate]:
             if build != "cpu" and not release.plugin_wheels.get(build):
                 continue
             option = judge(Option(release, build), facts, platform, python, ccs)
-            if build != "cpu" and common.is_jetson(facts):
+            if build != "cpu" and common.is_jetson(facts) and not _jetson_runs_registry_wheels(facts):
                 option.problems.insert(0, ("platform", "no JAX CUDA build for Jetson"))
             elif build != "cpu" and not common.has_nvidia_gpu(facts):
                 option.problems.insert(0, ("platform", "no NVIDIA GPU on this machine"))

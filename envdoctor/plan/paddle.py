@@ -101,7 +101,7 @@ def judge(option: Option, facts, platform: str, python: Optional[str], ccs: list
     if python and python not in pythons:
         option.problems.append(("python", f"no {option.build} wheel for Python {python} (has {pythons[0]}–{pythons[-1]})"))
     _judge_driver(option, build, facts)
-    _judge_gpus(option, build, ccs)
+    _judge_gpus(option, build, ccs, facts)
     if not release.bundles_cuda:
         toolkit = facts.cuda_toolkit.version if facts.cuda_toolkit else None
         if toolkit is None or drivers.cuda_tuple(toolkit) != drivers.cuda_tuple(build.cuda):
@@ -126,7 +126,16 @@ def _judge_driver(option: Option, build: matrix.Build, facts) -> None:
         option.notes.append(f"{option.build}: driver {have} ≥ {minimum} ({source})")
 
 
-def _judge_gpus(option: Option, build: matrix.Build, ccs: list[str]) -> None:
+def _judge_gpus(option: Option, build: matrix.Build, ccs: list[str], facts=None) -> None:
+    archs = option.release.archs_for(option.build)
+    if archs:  # a scanned wheel: its kernels decide (paddlepaddle-gpu 2.6.2 has SASS from sm_61 only)
+        for cc in ccs:
+            problem, why = common.kernels_check(facts, archs, build.cuda, cc)
+            if problem:
+                option.problems.append((problem, f"paddle {option.release.version} {option.build}: {why}"))
+            else:
+                option.notes.append(f"sm_{cc.replace('.', '')}: {why}")
+        return
     floor = max(gpu_matrix.cc_tuple(option.release.min_compute_capability), gpu_matrix.cc_tuple(build.min_compute_capability))
     for cc in ccs:
         sm = f"sm_{cc.replace('.', '')}"

@@ -129,7 +129,7 @@ def judge(option: Option, facts, machine: Machine) -> Option:
     if machine.python and machine.python not in release.pythons(platform):
         have = ", ".join(release.pythons(platform)) or "none"
         option.problems.append(("python", f"no wheel for Python {machine.python} on {platform} (has {have})"))
-    _judge_os(option, facts)
+    _judge_os(option, facts, platform)
     if option.build and option.build.kind == "cuda":
         _judge_cuda(option, facts, machine)
     elif option.build and option.build.kind == "rocm":
@@ -146,12 +146,14 @@ def _older(have: Optional[str], need: Optional[str]) -> bool:
         return False
 
 
-def _judge_os(option: Option, facts) -> None:
-    release = option.release
-    if facts.host.os == "linux" and _older(facts.host.glibc, release.glibc):
-        option.problems.append(("platform", f"needs glibc ≥ {release.glibc}, you have {facts.host.glibc}"))
-    if facts.host.os == "macos" and _older(facts.host.os_version, release.macos):
-        option.problems.append(("platform", f"needs macOS ≥ {release.macos}, you have {facts.host.os_version}"))
+def _judge_os(option: Option, facts, platform: str) -> None:
+    """The wheel's OS floor for this platform and architecture (torch 2.6's aarch64 wheels need
+    glibc 2.28 while its x86_64 ones need 2.17; Intel Mac wheels need macOS 10.9, arm64 ones 11.0)."""
+    glibc, macos = option.release.glibc_for(platform), option.release.macos_for(platform)
+    if facts.host.os == "linux" and _older(facts.host.glibc, glibc):
+        option.problems.append(("platform", f"needs glibc ≥ {glibc}, you have {facts.host.glibc}"))
+    if facts.host.os == "macos" and _older(facts.host.os_version, macos):
+        option.problems.append(("platform", f"needs macOS ≥ {macos}, you have {facts.host.os_version}"))
 
 
 def _judge_cuda(option: Option, facts, machine: Machine) -> None:

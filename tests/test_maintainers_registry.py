@@ -1,4 +1,4 @@
-"""The maintainers' registry drift checker, offline on registry answers recorded 2026-11-29
+"""The maintainers' registry drift checker, offline on registry answers recorded 2026-12-01
 (tests/fixtures/registry/README.md lists the URLs)."""
 
 import copy
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from envdoctor.maintainers import registry as drift
+from envdoctor.maintainers import compare as drift
 from tests.conftest import FIXTURES, ROOT
 
 RECORDED = FIXTURES / "registry"
@@ -100,7 +100,7 @@ def test_trimmed_answers_keep_what_the_derivations_read():
 
 @pytest.mark.parametrize("argv", [
     [sys.executable, str(ROOT / "scripts" / "check_registry.py"), "--recorded", str(RECORDED)],
-    [sys.executable, "-m", "envdoctor.maintainers.registry", "--recorded", str(RECORDED), "pytorch"],
+    [sys.executable, "-m", "envdoctor.maintainers.compare", "--recorded", str(RECORDED), "pytorch"],
 ])
 def test_command_line_offline(argv):
     import subprocess
@@ -171,7 +171,7 @@ def test_command_line_says_what_a_recording_lacks(tmp_path):
     shutil.copytree(RECORDED, edited)
     (edited / "requires_dist.json").unlink()
     for argv in ([sys.executable, str(ROOT / "scripts" / "check_registry.py")],
-                 [sys.executable, "-m", "envdoctor.maintainers.registry"]):
+                 [sys.executable, "-m", "envdoctor.maintainers.compare"]):
         result = subprocess.run([*argv, "--recorded", str(edited), "tensorflow"], capture_output=True, text=True,
                                 timeout=120, cwd=ROOT)
         assert result.returncode == 0 and "tensorflow: no drift" in result.stdout
@@ -190,7 +190,7 @@ def test_command_line_usage_errors(args, message):
 def drift_main_error(args):
     import subprocess
 
-    result = subprocess.run([sys.executable, "-m", "envdoctor.maintainers.registry", "--recorded", str(RECORDED), *args],
+    result = subprocess.run([sys.executable, "-m", "envdoctor.maintainers.compare", "--recorded", str(RECORDED), *args],
                             capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 2 and result.stdout == ""
     return result.stderr.strip()
@@ -218,8 +218,19 @@ def _requires_python(project, version, spec):
 
 
 @pytest.mark.parametrize("subject, edit, expected", [
-    ("pytorch", _rename("torch", "2.9.1", "manylinux_2_28", "manylinux_2_34"), ("pytorch", "2.9.1", "glibc", "2.28", "2.34")),
-    ("pytorch", _rename("torch", "2.9.1", "macosx_11_0", "macosx_14_0"), ("pytorch", "2.9.1", "macos", "11.0", "14.0")),
+    ("pytorch", _rename("torch", "2.9.1", "manylinux_2_28_aarch64", "manylinux_2_34_aarch64"),
+     ("pytorch", "2.9.1", "glibc.linux_aarch64", "2.28", "2.34")),
+    ("pytorch", _rename("torch", "2.9.1", "macosx_11_0", "macosx_14_0"), ("pytorch", "2.9.1", "macos.macos_arm64", "11.0", "14.0")),
+    ("pytorch", _rename("torch", "2.6.0", "manylinux_2_28_aarch64", "manylinux2014_aarch64"),
+     ("pytorch", "2.6.0", "glibc.linux_aarch64", "2.28", "2.17")),
+    ("pytorch", _rename("torch", "2.2.2", "macosx_10_9_x86_64", "macosx_11_0_x86_64"),
+     ("pytorch", "2.2.2", "macos.macos_x86_64", "10.9", "11.0")),
+    ("tensorflow", _rename("tensorflow", "2.20.0", "manylinux_2_17_x86_64.manylinux2014_x86_64", "manylinux_2_31_x86_64"),
+     ("tensorflow", "2.20.0", "glibc.linux_x86_64", "2.17", "2.31")),
+    ("tensorflow", _rename("tensorflow-metal", "1.2.0", "macosx_12_0", "macosx_13_0"),
+     ("tensorflow-metal", "1.2.0", "macos", "12.0", "13.0")),
+    ("paddle", _rename("paddlepaddle-gpu", "2.6.1", "cp312-cp312-manylinux1", "cp313-cp313-manylinux1"),
+     ("paddle", "2.6.1", "registry_gpu_wheels.linux_x86_64", ["3.8", "3.9", "3.10", "3.11", "3.12"], ["3.8", "3.9", "3.10", "3.11", "3.13"])),
     ("pytorch", _requires_python("torch", "2.9.1", ">=3.99"), ("pytorch", "2.9.1", "requires_python", ">=3.10", ">=3.99")),
     ("tensorflow", _requires_python("tensorflow", "2.20.0", ">=3.99"), ("tensorflow", "2.20.0", "requires_python", ">=3.9", ">=3.99")),
     ("jax", _requires_python("jax", "0.8.1", ">=3.99"), ("jax", "0.8.1", "requires_python", ">=3.11", ">=3.99")),
@@ -228,3 +239,20 @@ def test_each_compared_field_can_report_drift(subject, edit, expected):
     """One edit of the recorded answers, exactly one drift: the field is really compared."""
     found = fields(drift.SUBJECTS[subject](Edited(edit_project=edit), metadata_releases=0))
     assert found == {expected[:3]: expected[3:]}
+
+
+def test_a_stub_distribution_a_row_names_must_have_the_release():
+    def drop(name, doc):
+        if name == "tensorflow-intel":
+            doc["releases"].pop("2.15.1")
+    found = fields(drift.check_tensorflow(Edited(edit_project=drop), metadata_releases=0))
+    assert found == {("tensorflow", "2.15.1", "stub_for.windows_amd64"): (
+        "tensorflow-intel", "no tensorflow-intel 2.15.1 on the registry")}
+
+
+def test_gpu_only_paddle_releases_are_compared_with_the_gpu_distribution():
+    def drop(name, doc):
+        if name == "paddlepaddle-gpu":
+            doc["releases"].pop("2.6.0")
+    found = fields(drift.check_paddle(Edited(edit_project=drop)))
+    assert found == {("paddle", "2.6.0", "release"): ("listed", "not on the registry (or yanked)")}
