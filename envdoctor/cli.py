@@ -5,7 +5,8 @@ Exit status, the same for every command (each command's --help says what 1 means
   1    problems found (check: an error; install: nothing fits / the installation failed; smoke: a
        check failed; explain: a known problem recognised)
   2    usage or input error: one line on stderr, never a traceback
-  130  interrupted (Ctrl-C), one line on stderr, no traceback
+  130  interrupted (Ctrl-C), one line on stderr, no traceback (install --run: 143 SIGTERM, 129 SIGHUP,
+       after the rollback)
   141  the reader of the output went away (`envdoctor check | head -1`): 128 + SIGPIPE, the shell's
        convention for a writer whose pipe was closed; never 1, so it cannot read as "problems found"
 
@@ -21,7 +22,9 @@ import os
 import sys
 
 EXIT_STATUS = ("Exit status: 0 nothing wrong; 1 {one}; 2 usage or input error (one line on stderr); "
-               "130 interrupted; 141 output pipe closed early (e.g. | head).")
+               "130 interrupted{signals}; 141 output pipe closed early (e.g. | head).")
+# Statuses a command has besides the common ones (plan/run.py: 128 + the signal that stopped --run).
+MORE_STATUS = {"install": "; 143 terminated (SIGTERM) and 129 hung up (SIGHUP), after --run's rollback"}
 WHAT_1_MEANS = {
     "check": "an error was found (with --strict also a warning or a failed probe)",
     "facts": "not used",
@@ -32,6 +35,7 @@ WHAT_1_MEANS = {
 }
 QUIET_HELP = "Print only the errors and the verdict line of a report, and no spinner (also ENVDOCTOR_QUIET=1)."
 PIPE_CLOSED = 141
+QUIET_COMMANDS = ("check", "install", "matrix", "dockerfile", "compose", "fleet")  # those -q after the name reaches
 
 
 @functools.lru_cache(maxsize=1)
@@ -46,7 +50,7 @@ def build_app():
     app = typer.Typer(
         name="envdoctor",
         help="Diagnose, install and smoke-test PyTorch, TensorFlow, JAX and PaddlePaddle on this machine.",
-        epilog=EXIT_STATUS.format(one="problems found"),
+        epilog=EXIT_STATUS.format(one="problems found", signals=""),
         no_args_is_help=True,
         add_completion=True,
         pretty_exceptions_enable=False,
@@ -58,7 +62,8 @@ def build_app():
         command = info.name or info.callback.__name__
         info.callback = _naming(command, info.callback)
         if not info.epilog:
-            info.epilog = EXIT_STATUS.format(one=WHAT_1_MEANS.get(command, "problems found"))
+            info.epilog = EXIT_STATUS.format(one=WHAT_1_MEANS.get(command, "problems found"),
+                                             signals=MORE_STATUS.get(command, ""))
     _define_root()
     app.callback()(_root)
     return app
@@ -114,11 +119,13 @@ def click_command():
     from typer.core import TyperOption
 
     command = typer.main.get_command(build_app())
-    check = command.commands.get("check")
-    if check is not None and not any("--quiet" in p.opts for p in check.params):
+    for name in QUIET_COMMANDS:
+        sub = command.commands.get(name)
+        if sub is None or any("--quiet" in p.opts for p in sub.params):
+            continue
         try:
-            check.params.append(TyperOption(param_decls=["-q", "--quiet"], is_flag=True, default=False,
-                                            expose_value=False, callback=_set_quiet, help=QUIET_HELP))
+            sub.params.append(TyperOption(param_decls=["-q", "--quiet"], is_flag=True, default=False,
+                                          expose_value=False, callback=_set_quiet, help=QUIET_HELP))
         except TypeError:  # another typer's signature: `envdoctor -q check` and ENVDOCTOR_QUIET still work
             pass
     return command
@@ -228,14 +235,6 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 _IN_MAIN = False
-LONGEST_WORD = 300
-
-
-def _shortened(word: str) -> str:
-    """A word of an error message as a person can read it: an overlong argument echoed back is cut."""
-    if len(word) <= LONGEST_WORD:
-        return word
-    return f"{word[:60]}...({len(word)} characters)"
 
 
 def _interrupted() -> None:

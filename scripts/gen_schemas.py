@@ -131,9 +131,10 @@ def report_schema() -> dict:  # envdoctor.render.report.report_document
     from envdoctor.findings import Finding
 
     m = Models()
-    counts = obj({"error": INT, "warning": INT, "info": INT}, ("error", "warning", "info"))
-    return document("report", "A diagnosed machine (`envdoctor check --json`)", m, {
-        "facts": m.ref(Facts), "findings": array(m.ref(Finding)), "summary": counts,
+    counts = obj({"error": INT, "warning": INT, "info": INT, "unknown": STR}, ("error", "warning", "info"))
+    return document("report", "A diagnosed machine (`envdoctor check --json`); facts is null and "
+                    "summary.unknown says why when the node profile ran out of time", m, {
+        "facts": nullable(m.ref(Facts)), "findings": array(m.ref(Finding)), "summary": counts,
         "timings": {"type": "object", "additionalProperties": NUM},
     }, ("facts", "findings", "summary"))
 
@@ -187,8 +188,82 @@ def matrix_schema() -> dict:  # envdoctor.render.matrix.matrix_document
     }, ("framework", "candidates"))
 
 
+def ansible_fact_schema() -> dict:  # envdoctor.commands.check._print_ansible_fact
+    from envdoctor.facts import Facts
+    from envdoctor.findings import Finding
+
+    m = Models()
+    return document("ansible-fact", "One node for Ansible's facts.d (`envdoctor facts --ansible-fact`)", m, {
+        "ok": BOOL, "exit": {"enum": [0, 1, 2]}, "summary": STR, "facts": nullable(m.ref(Facts)),
+        "findings": array(m.ref(Finding)),
+    }, ("ok", "exit", "summary", "facts", "findings"))
+
+
+def located_finding(m: Models) -> dict:  # envdoctor.container.findings.Located.to_dict
+    from envdoctor.findings import Finding
+
+    m.ref(Finding)
+    located = json.loads(json.dumps(m.defs["Finding"]))
+    located["properties"].update({"file": nullable(STR), "line": nullable(INT), "corrected": nullable(STR),
+                                  "corrected_line": nullable(INT), "service": STR})
+    located["description"] = "A finding located on a line of a build file (and a compose service)."
+    m.defs["LocatedFinding"] = located
+    return {"$ref": "#/$defs/LocatedFinding"}
+
+
+def dockerfile_body(m: Models) -> dict:  # envdoctor.container.judge.Judgement.to_dict
+    from envdoctor.facts import Facts
+
+    base = obj({"reference": nullable(STR), "family": nullable(STR), "line": nullable(INT), "distro": nullable(STR),
+                "cuda": nullable(STR), "flavour": nullable(STR), "cudnn": nullable(STR), "nvcc": nullable(BOOL),
+                "require_cuda": nullable(STR)}, ("reference",))
+    stage = obj({"index": INT, "name": nullable(STR), "from": STR, "line": INT}, ("index", "from", "line"))
+    return {"file": STR, "base_image": base, "stages": array(stage), "assumptions": array(STR),
+            "not_read": array(obj({"line": INT, "what": STR}, ("line", "what"))),
+            "findings": array(located_finding(m)), "facts": m.ref(Facts)}
+
+
+def dockerfile_schema() -> dict:
+    m = Models()
+    body = dockerfile_body(m)
+    return document("dockerfile", "A Dockerfile's final stage judged as a machine (`envdoctor dockerfile --json`)",
+                    m, body, ("file", "base_image", "stages", "findings", "facts"))
+
+
+def compose_schema() -> dict:  # envdoctor.container.compose.ComposeJudgement.to_dict
+    m = Models()
+    build = obj(dockerfile_body(m), ("file", "findings", "facts"))
+    m.defs["DockerfileJudgement"] = build
+    service = obj({"name": STR, "line": INT, "image": nullable(STR), "build": nullable(STR), "gpu": nullable(STR)},
+                  ("name",))
+    return document("compose", "A compose file's services judged (`envdoctor compose --json`)", m, {
+        "file": STR, "services": array(service), "not_read": array({"type": "object"}),
+        "findings": array(located_finding(m)),
+        "builds": {"type": "object", "additionalProperties": {"$ref": "#/$defs/DockerfileJudgement"}},
+    }, ("file", "services", "findings"))
+
+
+def fleet_schema() -> dict:  # envdoctor.fleet.render.document
+    m = Models()
+    value = nullable(STR)
+    group = obj({"value": value, "nodes": STR, "count": INT, "reference": BOOL}, ("value", "nodes", "count"))
+    key = obj({"key": STR, "drift": BOOL, "reference": value, "groups": array(group)}, ("key", "drift", "groups"))
+    nodes = {"nodes": STR, "count": INT}
+    return document("fleet", "Many nodes aggregated (`envdoctor fleet --json`)", m, {
+        "nodes": INT, "reference": {"enum": ["majority", "baseline"]}, "drift": BOOL, "keys": array(key),
+        "unhealthy": array(obj({**nodes, "verdict": STR, "codes": array(STR)}, ("nodes", "count", "verdict"))),
+        "unknown": array(obj({**nodes, "verdict": STR}, ("nodes", "count", "verdict"))),
+        "silent": obj(nodes, ("nodes", "count")),
+        "unreadable": array(obj({"source": STR, "host": nullable(STR), "message": STR}, ("source", "message"))),
+        "duplicates": array(obj({"host": STR, "source": STR}, ("host", "source"))),
+        "exit": {"enum": [0, 1, 2]},
+    }, ("nodes", "keys", "exit"))
+
+
 BUILDERS = {"facts": facts_schema, "report": report_schema, "install": install_schema,
-            "explain": explain_schema, "smoke": smoke_schema, "matrix": matrix_schema}
+            "explain": explain_schema, "smoke": smoke_schema, "matrix": matrix_schema,
+            "ansible-fact": ansible_fact_schema, "dockerfile": dockerfile_schema, "compose": compose_schema,
+            "fleet": fleet_schema}
 
 
 def build_schemas() -> dict[str, dict]:

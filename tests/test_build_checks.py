@@ -16,7 +16,8 @@ import pytest
 
 from envdoctor.complete import complete
 from envdoctor.diagnose import diagnose
-from envdoctor.diagnose.build import arch_covers, compiler_range, parse_arch_list
+from envdoctor.diagnose.build import arch_covers, parse_arch_list
+from envdoctor.matrix.host_compilers import compiler_range, version_numbers
 from envdoctor.facts import Facts, load_facts
 from envdoctor.matrix.loader import load
 from envdoctor.probe import ProbeContext
@@ -82,6 +83,17 @@ def test_host_compiler_matrix_is_ordered_and_complete():
             if f"{kind}_min" in row:
                 low, high, _ = compiler_range(row["cuda"], kind)
                 assert low < high
+
+
+def test_compiler_range_accessor_reads_the_matrix_rows():
+    row = next(r for r in load("host_compilers")["cuda"] if "clang_min" in r)
+    low, high, source = compiler_range(row["cuda"], "clang")
+    assert (low, high, source) == (version_numbers(row["clang_min"]), version_numbers(row["clang_max_exclusive"]),
+                                   row["source"])
+    assert compiler_range("1.0", "gcc") is None and compiler_range(row["cuda"], "icc") is None
+    assert version_numbers("gcc 13.2.0") == (13, 2, 0)
+    with pytest.raises(ValueError):
+        version_numbers("none")
 
 
 @pytest.mark.parametrize("text, cc, covered", [

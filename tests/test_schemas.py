@@ -19,6 +19,9 @@ from conftest import FIXTURES, ROOT, run_cli
 
 SCHEMAS = ROOT / "schemas"
 MACHINE = str(FIXTURES / "machines" / "diag-driver-old.json")
+POLICY = str(FIXTURES / "policies" / "gpu-node.toml")
+DOCKERFILES = FIXTURES / "dockerfiles"
+HOST = str(DOCKERFILES / "hosts" / "driver-570.json")
 
 
 def schema_for(kind: str) -> dict:
@@ -83,6 +86,19 @@ COMMANDS = {
     "matrix": ("matrix", ["matrix", "pytorch", "--json", "--facts", MACHINE]),
     "explain": ("explain", ["explain", "--json", "--facts", MACHINE,
                             "RuntimeError: The NVIDIA driver on your system is too old (found version 11040)."]),
+    "check-expect": ("check", ["check", "--json", "--facts", MACHINE, "--expect", POLICY]),
+    "check-build-recorded": ("check", ["check", "--format", "json", "--build", "--facts",
+                                       str(FIXTURES / "machines" / "build-nvcc-major.json")]),
+    "check-build-this-machine": ("check", ["check", "--format", "json", "--build"]),
+    "dockerfile": ("dockerfile", ["dockerfile", "--json", str(DOCKERFILES / "made" / "cuda-torch.Dockerfile")]),
+    "dockerfile-host-expect": ("dockerfile", ["dockerfile", "--json", str(DOCKERFILES / "made" / "cpu-torch.Dockerfile"),
+                                              "--facts", HOST, "--expect", POLICY]),
+    "compose": ("compose", ["compose", "--json", str(DOCKERFILES / "compose" / "gpu-ok" / "compose.yaml")]),
+    "compose-expect": ("compose", ["compose", "--json", str(DOCKERFILES / "compose" / "gpu-missing" / "compose.yaml"),
+                                   "--expect", POLICY]),
+    "fleet": ("fleet", ["fleet", "--json", str(FIXTURES / "fleet" / "ansible-tree")]),
+    "fleet-expect": ("fleet", ["fleet", "--json", "--expect", POLICY, MACHINE,
+                              str(FIXTURES / "machines" / "a100-current.json")]),
 }
 
 
@@ -98,6 +114,35 @@ def test_every_command_document_validates(name):
     assert document["envdoctor_version"] == __version__
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", document["matrices_checked"])
     assert errors(document, schema_for(kind)) == []
+
+
+def test_every_emitted_schema_has_a_schema_file():
+    """Each `schema` a command can print (COMMAND_SCHEMAS and the documents that name their own) is shipped."""
+    from envdoctor.render import OTHER_SCHEMAS
+
+    for name in [*COMMAND_SCHEMAS.values(), *OTHER_SCHEMAS]:
+        kind = name.split(".", 1)[1].split("/")[0]
+        assert schema_for(kind)["$id"] == name
+
+
+def test_ansible_fact_document_validates():
+    result = run_cli("facts", "--ansible-fact", "--facts", MACHINE, "--expect", POLICY)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["schema"] == "envdoctor.ansible-fact/1" and document["exit"] == 1
+    assert errors(document, schema_for("ansible-fact")) == []
+    broken = json.loads(run_cli("facts", "--ansible-fact", "--profile", "bogus").stdout)
+    assert broken["exit"] == 2 and broken["facts"] is None
+    assert errors(broken, schema_for("ansible-fact")) == []
+
+
+def test_node_budget_spent_document_validates():
+    result = run_cli("check", "--profile", "node", "--json", env={"ENVDOCTOR_NODE_BUDGET": "0.001"})
+    if result.returncode != 2:  # the probes beat the budget: nothing to check
+        pytest.skip("probes finished within the budget")
+    document = json.loads(result.stdout)
+    assert document["facts"] is None and document["summary"]["unknown"]
+    assert errors(document, schema_for("report")) == []
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
@@ -122,6 +167,16 @@ def test_the_validator_rejects_what_breaks_a_schema():
     assert errors({k: v for k, v in document.items() if k != "envdoctor_version"}, schema)
     assert errors({**document, "commands": "pip install torch"}, schema)
     assert _small_validate_list({**document, "commands": [[1]]}, schema)
+
+
+def test_the_new_schemas_reject_what_breaks_them():
+    dockerfile = json.loads(run_cli(*COMMANDS["dockerfile"][1]).stdout)
+    schema = schema_for("dockerfile")
+    assert errors({k: v for k, v in dockerfile.items() if k != "findings"}, schema)
+    assert errors({**dockerfile, "findings": [{**dockerfile["findings"][0], "line": "two"}]}, schema)
+    fleet = json.loads(run_cli(*COMMANDS["fleet"][1]).stdout)
+    assert errors({**fleet, "exit": 5}, schema_for("fleet"))
+    assert errors({**fleet, "schema": "envdoctor.compose/1"}, schema_for("fleet"))
 
 
 def _small_validate_list(document, schema):

@@ -5,7 +5,7 @@ unless `--no-redact`), oneline (NHC, Slurm, node-problem-detector, clush) and pr
 (node_exporter's textfile collector; `--textfile-dir DIR` writes DIR/envdoctor.prom atomically).
 
 `--profile node` is the health-check profile: passive probes only (no framework import, no CUDA
-context), the whole run bounded (ENVDOCTOR_NODE_BUDGET seconds, default 20, under NHC's 30 s
+context, no compiler: `--build` is refused there unless it replays `--facts`), the whole run bounded (ENVDOCTOR_NODE_BUDGET seconds, default 20, under NHC's 30 s
 watchdog and Slurm's 60 s kill), and exit 2 whenever it cannot judge: a hung or failing probe is
 "unknown", never "healthy".
 """
@@ -49,11 +49,14 @@ def check(
                                          help="A TOML policy (driver, gpus, gpu_model, torch, ...); each deviation is a policy-violation."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show paths, sources, evidence and probe timings."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 on warnings and failed probes too."),
-    build: bool = typer.Option(False, "--build", help="Also check what building CUDA extensions needs: nvcc vs torch, CUDA_HOME, host compiler, ninja, Python.h."),
+    build: bool = typer.Option(False, "--build", help="Also check what building CUDA extensions needs: nvcc vs torch, CUDA_HOME, host compiler, ninja, Python.h. "
+                                    "Not with --profile node on a live machine (it runs compilers, outside the node's time budget); "
+                                    "with --facts FILE it judges the recorded build block."),
 ) -> None:
     """Probe this machine (or replay --facts FILE), diagnose it and print what is wrong and how to fix it."""
     fmt = _chosen_format(output_format, json_out, markdown_out)
     node = _chosen_profile(profile, deep)
+    _refuse_build_on_node(node, build, facts_file)
     policy = _load_policy(expect)
     if textfile_dir is not None and not os.path.isdir(textfile_dir):
         from envdoctor.errors import UsageError
@@ -129,6 +132,16 @@ def _chosen_profile(profile: str, deep: bool) -> bool:
     return profile == "node"
 
 
+def _refuse_build_on_node(node: bool, build: bool, facts_file: Optional[str]) -> None:
+    """--build runs nvcc and the host compilers (seconds each, more on a cold cache): the node profile
+    promises a passive run within its budget, so probing them there is a usage error."""
+    if node and build and not facts_file:
+        from envdoctor.errors import UsageError
+
+        raise UsageError("--profile node is passive and bounded in time; --build runs compilers: "
+                         "drop --build (or judge a recorded machine with --facts FILE)")
+
+
 def _load_policy(expect: Optional[str]):
     if expect is None:
         return None
@@ -200,7 +213,7 @@ def _budget_spent(fmt: str, textfile_dir: Optional[str]) -> None:
         elif fmt == "json":
             from envdoctor.render import print_json
 
-            print_json({"schema": "envdoctor.report/1", "facts": None, "findings": [], "summary": {"unknown": reason},
+            print_json({"facts": None, "findings": [], "summary": {"error": 0, "warning": 0, "info": 0, "unknown": reason},
                         "timings": {}})
         elif fmt != "prometheus":
             sys.stdout.write(f"envdoctor: cannot judge this node: {reason}\n")
@@ -290,8 +303,9 @@ def _print_ansible_fact(python, deep, profile, expect, facts_file=None) -> None:
     import json
 
     from envdoctor import __version__
+    from envdoctor.render import ANSIBLE_FACT_SCHEMA
 
-    document = {"schema": "envdoctor.ansible-fact/1", "envdoctor_version": __version__}
+    document = {"schema": ANSIBLE_FACT_SCHEMA, "envdoctor_version": __version__}
     try:
         node = _chosen_profile(profile, deep)
         policy = _load_policy(expect)

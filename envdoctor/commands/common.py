@@ -26,7 +26,8 @@ def not_empty(value: Optional[str]) -> Optional[str]:
 FactsOption = typer.Option(None, "--facts", metavar="FILE", callback=not_empty,
                            help="Use a recorded machine (JSON from `envdoctor facts`) instead of probing.")
 PythonOption = typer.Option(None, "--python", metavar="PATH", callback=not_empty,
-                            help="The Python environment to inspect (default: active venv/conda env, else this interpreter).")
+                            help="The Python environment to inspect. Default, the first that exists: an active "
+                                 "VIRTUAL_ENV, then CONDA_PREFIX; a .venv in this folder or a parent; the python on PATH.")
 
 
 def obtain_facts(facts_file: Optional[str], python: Optional[str], deep: bool = False,

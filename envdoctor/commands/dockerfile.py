@@ -12,6 +12,7 @@ HostOption = typer.Option(None, "--facts", metavar="HOST", help="The host that w
 PlatformOption = typer.Option(None, "--platform", metavar="OS/ARCH", help="The build's target platform (default: the FROM line's --platform, else linux/amd64).")
 JsonOption = typer.Option(False, "--json", help="Print the result as JSON.")
 StrictOption = typer.Option(False, "--strict", help="Exit 1 on warnings too.")
+ExpectOption = typer.Option(None, "--expect", metavar="FILE", help="A TOML policy (driver, gpus, torch, torch_build, forbid, ...) applied to the machine the build describes, with the host's driver and GPUs from --facts; each deviation is a policy-violation.")
 COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 
 
@@ -27,6 +28,7 @@ def dockerfile(
     build_arg: Optional[list[str]] = typer.Option(None, "--build-arg", metavar="NAME=VALUE", help="A build argument, as `docker build --build-arg`."),
     platform: Optional[str] = PlatformOption,
     host_facts: Optional[str] = HostOption,
+    expect: Optional[str] = ExpectOption,
     json_out: bool = JsonOption,
     strict: bool = StrictOption,
 ) -> None:
@@ -42,12 +44,17 @@ def dockerfile(
         args[name] = value
     if Path(path).is_dir():
         path = str(Path(path) / "Dockerfile")
+    policy = _policy(expect)
     judgement = judge_dockerfile(path, context, target, platform, load_host(host_facts), args)
+    if policy is not None:
+        from envdoctor.container.judge import add_policy
+
+        add_policy(judgement, policy)
     from envdoctor.render import console, print_json
     from envdoctor.render.container import print_dockerfile
 
     if json_out:
-        print_json(judgement.to_dict(), "envdoctor.dockerfile/1")
+        print_json(judgement.to_dict())
     else:
         print_dockerfile(console(), judgement)
     raise typer.Exit(_exit(judgement.findings, strict))
@@ -57,6 +64,7 @@ def compose(
     path: Optional[str] = typer.Argument(None, help="The compose file (default: compose.yaml / docker-compose.yml here)."),
     platform: Optional[str] = PlatformOption,
     host_facts: Optional[str] = HostOption,
+    expect: Optional[str] = ExpectOption,
     json_out: bool = JsonOption,
     strict: bool = StrictOption,
 ) -> None:
@@ -71,15 +79,36 @@ def compose(
         if found is None:
             raise UsageError(f"no compose file in {folder} (looked for {', '.join(COMPOSE_NAMES)})")
         path = str(found)
+    policy = _policy(expect)
     judgement = judge_compose(path, platform, load_host(host_facts))
+    if policy is not None:
+        _compose_policy(judgement, policy)
     from envdoctor.render import console, print_json
     from envdoctor.render.container import print_compose
 
     if json_out:
-        print_json(judgement.to_dict(), "envdoctor.compose/1")
+        print_json(judgement.to_dict())
     else:
         print_compose(console(), judgement)
     raise typer.Exit(_exit(judgement.findings, strict))
+
+
+def _policy(expect: Optional[str]):
+    if expect is None:
+        return None
+    from envdoctor.policy import load_policy
+
+    return load_policy(expect)  # a malformed policy: PolicyError, exit 2 before anything is read
+
+
+def _compose_policy(judgement, policy) -> None:
+    """The policy applied to each service built from a Dockerfile (a service that only names an image
+    describes no machine envdoctor can read)."""
+    from envdoctor.container.judge import SEVERITY_ORDER, add_policy
+
+    for name, build in judgement.builds.items():
+        judgement.findings.extend(add_policy(build, policy, service=name))
+    judgement.findings.sort(key=lambda f: SEVERITY_ORDER[f.finding.severity])
 
 
 def _exit(findings, strict: bool) -> int:

@@ -51,10 +51,9 @@ def fleet(
     if view.nodes == 0 and not view.unreadable:
         raise UsageError("no node's JSON found in " + " ".join(paths))
     if json_out:
-        from envdoctor import __version__
         from envdoctor.render import print_json
 
-        print_json(render.document(view, __version__))
+        print_json(render.document(view))
     elif markdown_out:
         sys.stdout.write(render.markdown(view))
     else:

@@ -21,10 +21,11 @@ def register(app: typer.Typer) -> None:
 
 
 def install(
+    ctx: typer.Context,
     framework: str = typer.Argument(..., help="pytorch (torch), tensorflow (tf), jax or paddle (paddlepaddle)."),
     version: Optional[str] = typer.Option(None, "--version", metavar="SPEC", help="A release or PEP 440 specifier: 2.6, '>=2.5,<2.8'."),
     cuda: str = typer.Option("auto", "--cuda", help="auto, cpu, a CUDA version (12.8), a build (cu128) or a ROCm build (rocm6.4)."),
-    manager: str = typer.Option("pip", "--manager", envvar="ENVDOCTOR_MANAGER", help="pip, uv or conda [env: ENVDOCTOR_MANAGER]."),
+    manager: str = typer.Option("pip", "--manager", envvar="ENVDOCTOR_MANAGER", help="pip, uv or conda (cuda-toolkit: also apt)."),
     python: Optional[str] = PythonOption,
     facts_file: Optional[str] = FactsOption,
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
@@ -36,16 +37,17 @@ def install(
 ) -> None:
     """Print the command that installs FRAMEWORK for this machine (or for --facts FILE)."""
     if framework.strip().lower() in ("cuda-toolkit", "cuda", "nvcc"):  # not a framework: its own planner (--run refused there)
-        from envdoctor.plan.cuda_toolkit import install_command
+        from envdoctor.plan import cuda_toolkit
 
-        raise typer.Exit(install_command(cuda, manager, python, facts_file, json_out, run))
+        manager = validated_choice(manager_source(ctx), manager, cuda_toolkit.MANAGERS)
+        raise typer.Exit(cuda_toolkit.install_command(cuda, manager, python, facts_file, json_out, run))
     from envdoctor.plan import MANAGERS, PlanRequest, canonical_framework
 
     request = PlanRequest(
         framework=canonical_framework(framework),
         version=validated_version(version),
         cuda=validated_cuda(cuda),
-        manager=validated_choice("--manager", manager, MANAGERS),
+        manager=validated_choice(manager_source(ctx), manager, MANAGERS),
         index_url=validated_index_url(index_url),
         mirror=validated_mirror(mirror),
     )
@@ -172,10 +174,19 @@ def validated_cuda(value: str) -> str:
     return value
 
 
+def manager_source(ctx) -> str:
+    """How the user gave the manager: `--manager`, or the ENVDOCTOR_MANAGER variable (so that a bad value
+    names where it came from). click's ParameterSource is compared by name: typer may vendor click."""
+    source = ctx.get_parameter_source("manager") if ctx is not None else None
+    if getattr(source, "name", None) == "ENVIRONMENT":
+        return "ENVDOCTOR_MANAGER="
+    return "--manager "
+
+
 def validated_choice(option: str, value: str, choices) -> str:
     value = value.strip().lower()
     if value not in choices:
-        raise UsageError(f"{option} {value!r} is not one of: {', '.join(choices)}")
+        raise UsageError(f"{option}{value!r} is not one of: {', '.join(choices)}")
     return value
 
 

@@ -78,6 +78,18 @@ def judge_parsed(dockerfile: Dockerfile, context: Optional[str], target: Optiona
     return Judgement(dockerfile, described, facts, merged)
 
 
+def add_policy(judgement: Judgement, policy, service: Optional[str] = None) -> list[Located]:
+    """`--expect POLICY` applied to the machine the build file describes (with the host's driver and GPUs
+    from --facts), as `check --expect` applies it to a node: each deviation a policy-violation, located
+    on the FROM line, added to the judgement (sorted in) and returned."""
+    seen = [located.finding for located in judgement.findings]
+    added = [Located(f, judgement.described.from_line, None, judgement.dockerfile.path, service)
+             for f in policy.check(judgement.facts.to_dict(), seen)]
+    judgement.findings.extend(added)
+    judgement.findings.sort(key=lambda f: (SEVERITY_ORDER[f.finding.severity], f.line or 0))
+    return added
+
+
 _EVIDENCE_PATH = re.compile(r"^(python\.packages\.[a-z0-9._-]+|env\.[A-Za-z_0-9]+|python\.version|host\.glibc)=")
 
 

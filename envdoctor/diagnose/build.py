@@ -22,6 +22,7 @@ from envdoctor.diagnose import rule
 from envdoctor.diagnose._common import cuda_of_tag, gpu_ccs, major_minor, package
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
+from envdoctor.matrix.host_compilers import compiler_range, version_numbers
 
 # Peak memory of one nvcc job on a big extension (flash-attn's kernels, xformers): 2-4 GB; we count
 # 2 GiB per job as the least a job needs (flash-attn's README: "MAX_JOBS=4" on machines with < 96 GB).
@@ -184,26 +185,6 @@ def cuda_home_matches_path_nvcc(facts: Facts) -> Iterable[Finding]:
 
 # --- the host compiler -----------------------------------------------------------------------------
 
-def compiler_range(cuda: str, kind: str) -> Optional[tuple[tuple[int, ...], tuple[int, ...], str]]:
-    """(min, max_exclusive, source) of a compiler kind for a CUDA release, from matrices/host_compilers.toml."""
-    from envdoctor.matrix.loader import MatrixError, load
-
-    for row in load("host_compilers").get("cuda", []):
-        if row.get("cuda") == cuda and f"{kind}_min" in row:
-            try:
-                return _nums(row[f"{kind}_min"]), _nums(row[f"{kind}_max_exclusive"]), row["source"]
-            except (KeyError, ValueError):
-                raise MatrixError(f"host_compilers.toml: row for CUDA {cuda} needs {kind}_min and {kind}_max_exclusive") from None
-    return None
-
-
-def _nums(text: str) -> tuple[int, ...]:
-    parts = re.findall(r"\d+", str(text))
-    if not parts:
-        raise ValueError(text)
-    return tuple(int(p) for p in parts)
-
-
 def _fmt(version: tuple[int, ...]) -> str:
     return ".".join(str(v) for v in version)
 
@@ -228,7 +209,7 @@ def host_compiler_supported(facts: Facts) -> Iterable[Finding]:
         return
     if not cuda or host.kind not in ("gcc", "clang") or not host.version:
         return
-    have = _nums(host.version)
+    have = version_numbers(host.version)
     bounds = compiler_range(cuda, host.kind)
     if host.kind == "gcc" and b.gcc_max is not None:  # the toolkit's own host_config.h decides nvcc's #error
         low = bounds[0] if bounds else (0,)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from envdoctor.fleet.aggregate import FleetView
 from envdoctor.fleet.hostlist import fold
 
-SCHEMA = "envdoctor.fleet/1"
 LABELS = {"driver_version": "driver", "driver_cuda": "driver CUDA", "gpus": "GPUs", "cuda_toolkit": "CUDA toolkit",
           "cudnn": "cuDNN", "python": "Python"}
 
@@ -48,6 +47,10 @@ def headline(view: FleetView) -> str:
 
 
 def text(view: FleetView) -> str:
+    from envdoctor.render import quiet
+
+    if quiet():  # -q / ENVDOCTOR_QUIET=1: the verdict line and the problem nodes only
+        return quiet_text(view)
     mark = "baseline" if view.reference_kind == "baseline" else "majority"
     lines = [headline(view), ""]
     same = [k for k in view.keys if not k.drift]
@@ -88,6 +91,13 @@ def text(view: FleetView) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def quiet_text(view: FleetView) -> str:
+    lines = [headline(view)]
+    lines += [f"  {fold(hosts)}: {verdict}" for verdict, hosts, _ in view.unhealthy]
+    lines += [f"  {u.source}: {u.message}" for u in view.unreadable]
+    return "\n".join(lines) + "\n"
+
+
 def markdown(view: FleetView) -> str:
     def cell(s: str) -> str:
         return s.replace("|", "\\|").replace("\n", " ")
@@ -110,10 +120,9 @@ def markdown(view: FleetView) -> str:
     return "\n".join(lines) + "\n"
 
 
-def document(view: FleetView, version: str) -> dict:
+def document(view: FleetView) -> dict:
+    """The body of envdoctor.fleet/1 (envdoctor.render.print_json gives it its head)."""
     return {
-        "schema": SCHEMA,
-        "envdoctor_version": version,
         "nodes": view.nodes,
         "reference": view.reference_kind,
         "drift": view.drift,

@@ -133,16 +133,7 @@ def is_wsl(proc_version: str, has_wsl_lib: bool) -> bool:
 
 
 def detect_container(ctx) -> Optional[str]:
-    if ctx.environ.get("KUBERNETES_SERVICE_HOST"):
-        return "kubernetes"
-    if ctx.path("/run/.containerenv").exists():
-        return "podman"
-    if ctx.path("/.dockerenv").exists():
-        return "docker"
-    cgroup = proc.read_text(ctx.path("/proc/1/cgroup")) or ""
-    for marker in ("kubepods", "docker", "libpod", "lxc"):
-        if marker in cgroup:
-            return {"kubepods": "kubernetes", "libpod": "podman"}.get(marker, marker)
-    if ctx.environ.get("container"):
-        return ctx.environ["container"]
-    return None
+    """The container runtime envdoctor runs in, or None: the container probe's rule (one place)."""
+    from envdoctor.probe.container import detect_runtime
+
+    return detect_runtime(ctx)[0]

@@ -24,7 +24,13 @@ COMMAND_SCHEMAS = {
     "explain": "envdoctor.explain/1",
     "smoke": "envdoctor.smoke/1",
     "matrix": "envdoctor.matrix/1",
+    "dockerfile": "envdoctor.dockerfile/1",
+    "compose": "envdoctor.compose/1",
+    "fleet": "envdoctor.fleet/1",
 }
+# Documents a command prints besides its own (they name their schema in the document).
+ANSIBLE_FACT_SCHEMA = "envdoctor.ansible-fact/1"  # `facts --ansible-fact`
+OTHER_SCHEMAS = (ANSIBLE_FACT_SCHEMA,)
 HEAD_KEYS = ("schema", "envdoctor_version", "matrices_checked")
 
 

@@ -11,6 +11,11 @@ _MARKS = {"error": ("✗", "red"), "warning": ("!", "yellow"), "info": ("•", "
 
 
 def print_dockerfile(con, judgement, indent: str = "") -> None:
+    from envdoctor.render import quiet
+
+    if quiet():  # -q / ENVDOCTOR_QUIET=1: the errors and the verdict line only
+        print_findings(con, judgement.findings, indent)
+        return
     described = judgement.described
     facts = described.facts
     base = described.base
@@ -44,8 +49,12 @@ def _base_summary(base) -> str:
 
 
 def print_findings(con, findings, indent: str = "") -> None:
+    from envdoctor.render import quiet
+
     for located in findings:
         f = located.finding
+        if quiet() and f.severity != "error":
+            continue
         mark, colour = _MARKS[f.severity]
         where = f"line {located.line}" if located.line else ""
         service = f"[{located.service}] " if located.service else ""
@@ -64,6 +73,11 @@ def print_findings(con, findings, indent: str = "") -> None:
 
 
 def print_compose(con, judgement) -> None:
+    from envdoctor.render import quiet
+
+    if quiet():
+        print_findings(con, judgement.findings)
+        return
     con.print(f"[bold]{escape(judgement.path)}[/bold]: {len(judgement.services)} service(s)")
     for service in judgement.services:
         build = judgement.builds.get(service.name)

@@ -10,9 +10,10 @@ from rich.table import Table
 
 from envdoctor.facts import Facts
 from envdoctor.plan import VERDICTS, Candidate, InstallPlan
+from envdoctor.render import COMMAND_SCHEMAS
 from envdoctor.render.plan import display_name
 
-SCHEMA = "envdoctor.matrix/1"
+SCHEMA = COMMAND_SCHEMAS["matrix"]
 # verdict -> (cell text, style); the legend prints them in this order
 CELLS = {
     "fits": ("✓", "green"),
@@ -129,12 +130,21 @@ def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate],
     con.width = max(narrow, con.measure(table).maximum)
     con.print(table)
     con.width = narrow
+    from envdoctor.render import quiet
+
+    if quiet():  # -q / ENVDOCTOR_QUIET=1: the table without its legend and reasons
+        _print_nothing_fits(con, framework, plan)
+        return
     con.print(_legend(framework, drawn, plan), soft_wrap=True)
     if hidden:
         con.print(f"[dim]{len(hidden)} build(s) that are not for this machine not shown "
                   f"({escape(', '.join(hidden))}); --all shows them[/]", soft_wrap=True)
     _print_newest_reasons(con, drawn)
     _print_other_reasons(con, drawn)
+    _print_nothing_fits(con, framework, plan)
+
+
+def _print_nothing_fits(con, framework: str, plan: Optional[InstallPlan]) -> None:
     if plan is not None and not plan.ok:
         con.print(f"[red]`envdoctor install {framework}` finds no build to install with these options;[/] "
                   "it says why and what to change.", soft_wrap=True)

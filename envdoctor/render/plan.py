@@ -54,6 +54,13 @@ def headline(plan: InstallPlan, facts: Facts) -> str:
 def print_plan(con, plan: InstallPlan, facts: Facts) -> None:
     colour = "green" if plan.ok else "red"
     con.print(f"[bold {colour}]{escape(headline(plan, facts))}[/]", soft_wrap=True)
+    from envdoctor.render import quiet
+
+    if quiet():  # -q / ENVDOCTOR_QUIET=1: the verdict, the commands, and what to change when nothing fits
+        _commands(con, plan, facts)
+        if not plan.ok:
+            _section(con, "What to change", plan.steps, "→", "bold")
+        return
     if facts.python.target_source and facts.python.target_source != "--python":
         from envdoctor.target import describe_source
 

@@ -7,6 +7,7 @@ from typing import Callable
 from rich.markup import escape
 
 from envdoctor.facts import Facts
+from envdoctor.render import COMMAND_SCHEMAS
 from envdoctor.findings import Finding, render_fix, worst_severity
 from envdoctor.render.marks import fit
 
@@ -19,7 +20,7 @@ PROBE_SECTION = {"host": "platform", "python": "python", "nvidia": "nvidia", "nv
 def report_document(facts: Facts, findings: list[Finding], timings: dict[str, float]) -> dict:
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     return {
-        "schema": "envdoctor.report/1",
+        "schema": COMMAND_SCHEMAS["check"],
         "facts": facts.to_dict(),
         "findings": [f.to_dict() for f in findings],
         "summary": counts,
