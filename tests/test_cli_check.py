@@ -303,3 +303,14 @@ def test_a_jetson_without_nvidia_smi_is_not_told_no_driver_is_loaded(tmp_path):
     out = _console_replay(tmp_path, {"nvidia": {"driver_kind": "jetson", "kernel_module": "35.3.1"},
                                      "jetson": {"l4t": "35.3.1", "jetpack": "5.1.1", "soc": "tegra234"}})
     assert "Jetson integrated driver loaded (L4T 35.3.1)" in out and "no NVIDIA driver loaded" not in out
+
+
+def test_verbose_report_says_how_recent_the_knowledge_is():
+    from envdoctor.matrix.loader import newest_checked
+
+    machine = Path(__file__).parent / "fixtures" / "machines" / "diag-rtx5090-deep-old.json"
+    result = run_cli("check", "-v", "--facts", str(machine), env={**BASE_ENV, "PATH": SYSTEM_PATH})
+    assert result.returncode == 1
+    assert f"compatibility data checked up to {newest_checked().isoformat()}" in result.stdout
+    quiet = run_cli("check", "--facts", str(machine), env={**BASE_ENV, "PATH": SYSTEM_PATH})
+    assert "compatibility data checked" not in quiet.stdout

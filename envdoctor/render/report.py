@@ -66,6 +66,16 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
     if verbose and timings:
         parts = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in sorted(timings.items(), key=lambda kv: -kv[1]))
         con.print(f"[dim]probe timings: {escape(parts)}[/]")
+    if verbose:
+        _print_knowledge_date(con)
+
+
+def _print_knowledge_date(con) -> None:
+    from envdoctor.matrix.loader import newest_checked
+
+    newest = newest_checked()
+    if newest:
+        con.print(f"[dim]compatibility data checked up to {newest.isoformat()} (the newest `checked` date in matrices/)[/]")
 
 
 def _section_of(probe: str, shown: set[str]) -> str:
