@@ -3,7 +3,11 @@
 Every file in tests/fixtures/reports/ is one public GitHub issue thread: a header naming the cause
 that the thread established (`# cause:`, with other acceptable codes in `# also:`, or "none" for a
 thread without an environment problem), then the text the reporter pasted. Each report's text is
-fed to `python -m envdoctor explain --json --file` and the codes it claims are compared:
+fed to `python -m envdoctor explain --json --file` and the codes it claims are compared. The texts come
+from other people's machines, so by default they are judged against an empty facts document (the
+machine the text describes, or no machine at all), never against the machine running the benchmark:
+a GPU-less CI box would otherwise "confirm" no-gpu-platform on every thread. `--host` judges texts
+that describe no machine on this one, as `envdoctor explain` does for a user.
 
 - found: share of threads with a cause where the cause (or an `also` code) is claimed at all;
 - first: share where it is the first code claimed;
@@ -11,7 +15,7 @@ fed to `python -m envdoctor explain --json --file` and the codes it claims are c
 - false alarms: healthy threads (cause "none") on which any code is claimed;
 - crashes: exit status not 0/1, a Traceback on stderr, or stdout that is not JSON.
 
-    python benchmarks/triage_accuracy.py [--split dev|held|all] [-v]
+    python benchmarks/triage_accuracy.py [--split dev|held|all] [--host] [-v]
 
 Always exits 0: this is a measurement, not a test.
 """
@@ -59,18 +63,22 @@ def claimed_codes(doc: dict) -> list[str]:
     return codes
 
 
-def run(report: dict) -> tuple[list[str], str]:
+NO_MACHINE = '{"schema": "envdoctor.facts/1"}\n'  # a machine nothing is known about
+
+
+def run(report: dict, host: bool = False) -> tuple[list[str], str]:
     """Claimed codes and a crash reason ('' when the run was clean)."""
     env = {k: v for k, v in os.environ.items() if k != "ENVDOCTOR_NO_CACHE"}
-    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False, encoding="utf-8") as fh:
-        fh.write(report["body"])
-    try:
-        proc = subprocess.run([sys.executable, "-m", "envdoctor", "explain", "--json", "--file", fh.name],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return [], "timeout"
-    finally:
-        os.unlink(fh.name)
+    with tempfile.TemporaryDirectory() as tmp:
+        log, facts = Path(tmp) / "report.log", Path(tmp) / "no-machine.json"
+        log.write_text(report["body"], encoding="utf-8")
+        facts.write_text(NO_MACHINE, encoding="utf-8")
+        command = [sys.executable, "-m", "envdoctor", "explain", "--json", "--file", str(log)]
+        try:
+            proc = subprocess.run(command + ([] if host else ["--facts", str(facts)]),
+                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            return [], "timeout"
     if proc.returncode not in (0, 1):
         return [], f"exit {proc.returncode}"
     if "Traceback" in proc.stderr:
@@ -98,6 +106,7 @@ def summary(name: str, rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", choices=("dev", "held", "all"), default="all")
+    ap.add_argument("--host", action="store_true", help="judge texts that describe no machine on this one")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per thread")
     args = ap.parse_args(argv)
     reports = [parse(p) for p in sorted(REPORTS.glob("*.txt"))]
@@ -105,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         reports = [r for r in reports if r["split"] == args.split]
     rows = []
     for r in reports:
-        claimed, crash = run(r)
+        claimed, crash = run(r, args.host)
         want = {r["cause"], *r["also"]} - {"none"}
         ok = bool(want & set(claimed)) if r["cause"] != "none" else not claimed
         first = bool(claimed) and claimed[0] in want

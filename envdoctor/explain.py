@@ -47,6 +47,10 @@ class Signature:
     # The literal run(s) a matching text must contain, lowercased: one for most patterns, one per branch
     # for a pattern that is a single alternation; () when the pattern has none long enough.
     needles: tuple[str, ...] = ()
+    # Per needle, a whole word it holds (an interior space-delimited token), or "" when it has none: a
+    # text whose set of words lacks it cannot contain the needle, and a set lookup is cheaper than a
+    # scan of a 5 MB log per signature.
+    anchors: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
 
 
@@ -107,6 +111,9 @@ class Explanation:
 
 
 MAX_CLAIMS = 2  # a tool that names everything is not diagnosing
+# Warnings that are a cause in their own right when a pasted report shows no error message at all
+# (two installations of one package shadow each other whatever the program does).
+WARNING_CAUSES = frozenset({"duplicate-install"})
 
 
 # --- signatures -----------------------------------------------------------------------------------
@@ -151,7 +158,8 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         found.append(Signature(id=row["id"], framework=row["framework"], pattern=pattern, codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"], noise=bool(row.get("noise", False)),
-                               needles=literal_needles(row["pattern"]), examples=tuple(examples)))
+                               needles=(needles := literal_needles(row["pattern"])),
+                               anchors=literal_anchors(row["pattern"]) if needles else (), examples=tuple(examples)))
     return tuple(found)
 
 
@@ -174,6 +182,35 @@ def literal_needles(pattern: str) -> tuple[str, ...]:
     return runs if all(len(r) >= MIN_NEEDLE for r in runs) else ()
 
 
+def literal_anchors(pattern: str) -> tuple[str, ...]:
+    """Per needle (branch), the longest token that spaces delimit on both sides inside one of the
+    pattern's required literal runs (a token at a run's edge may be part of a longer word in the text),
+    if it has 4 characters or more, else ""."""
+    try:
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+    parsed = sre_parse.parse(pattern, re.IGNORECASE)
+    branches = parsed[0][1][1] if len(parsed) == 1 and parsed[0][0] is sre_parse.BRANCH else [parsed]
+    anchors = []
+    for items in branches:
+        inner = [t for run in _runs(sre_parse, items) for t in run.split(" ")[1:-1]]
+        best = max(inner, key=len, default="")
+        anchors.append(best if len(best) >= 4 else "")
+    return tuple(anchors)
+
+
+def _runs(sre_parse, items) -> list[str]:
+    runs, run = [], []
+    for op, value in items:
+        if op is sre_parse.LITERAL:
+            run.append(chr(value))
+            continue
+        runs.append("".join(run).lower())
+        run = []
+    return runs + ["".join(run).lower()]
+
+
 def _longest_run(sre_parse, items) -> str:
     best, run = "", []
     for op, value in items:
@@ -192,6 +229,7 @@ def clean(text: str) -> str:
 
 
 WINDOW = 3000  # characters around a needle a pattern is tried in: every pattern's repetitions are bounded
+WORDS_FROM = 200_000  # characters of text from which the set of its words is built to skip absent needles
 
 
 def find(text: str | Normalised) -> list[Match]:
@@ -204,18 +242,25 @@ def find(text: str | Normalised) -> list[Match]:
     lower = flat.lower()
     if len(lower) != len(flat):  # a character whose lower case is longer: positions would shift
         lower = ""
+    words = idents = None
+    if len(lower) > WORDS_FROM:
+        words = frozenset(lower.split(" "))
+        idents = "\n".join(set(_IDENT.findall(" ".join(words))))
     matches = []
     for sig in signatures():
-        hit = _search(sig, flat, lower)
+        hit = _search(sig, flat, lower, words, idents)
         if hit:
             groups = {k: v for k, v in hit.groupdict().items() if v is not None}
             matches.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups=groups))
     return sorted(matches, key=lambda m: m.position)
 
 
-def _search(sig: Signature, flat: str, lower: str) -> Optional[re.Match]:
+def _search(sig: Signature, flat: str, lower: str, words: Optional[frozenset] = None,
+            idents: Optional[str] = None) -> Optional[re.Match]:
     if not lower or not sig.needles:
         return sig.pattern.search(flat)
+    if words is not None and all(_absent(n, a, words, idents) for n, a in zip(sig.needles, sig.anchors)):
+        return None  # no branch can be in the text
     if len(sig.needles) > 1:  # alternatives: run the pattern only on a text holding one of them
         return sig.pattern.search(flat) if any(n in lower for n in sig.needles) else None
     (needle,) = sig.needles
@@ -226,6 +271,19 @@ def _search(sig: Signature, flat: str, lower: str) -> Optional[re.Match]:
             return hit
         at = lower.find(needle, at + WINDOW)
     return None
+
+
+_IDENT = re.compile(r"[a-z0-9_]{8,}")
+
+
+def _absent(needle: str, anchor: str, words: frozenset, idents: Optional[str]) -> bool:
+    """Whether the needle surely is not in the text: its anchor word is not among the text's words,
+    or, for a needle that is one identifier (cudaErrorNoDevice), no identifier of the text holds it."""
+    if anchor:
+        return anchor not in words
+    if idents is not None and _IDENT.fullmatch(needle):
+        return needle not in idents
+    return False
 
 
 def _excerpt(doc: Normalised, hit: re.Match) -> str:
@@ -255,12 +313,14 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     from envdoctor.diagnose import diagnose
 
     findings = diagnose(facts)
-    explained = tuple(_judge(m, findings, facts) for m in matches)
+    explained = tuple(_judge(m, findings, facts, machine_described) for m in matches)
     used = []
     for e in explained:
         if e.confirmed is not None and e.confirmed not in used:
             used.append(e.confirmed)
     machine_errors = [f for f in findings if f.severity == "error" and f not in used] if machine_described else []
+    if machine_described and not matches and not machine_errors:  # no message to go by: the machine's warnings
+        machine_errors = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis)
@@ -283,11 +343,11 @@ def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tu
     return tuple(unique[:MAX_CLAIMS])
 
 
-def _judge(match: Match, findings: list[Finding], facts: Facts) -> Explained:
+def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool = False) -> Explained:
     framework = match.signature.framework
     for code in match.signature.codes:
         confirmed = (next((f for f in findings if f.code == code and _can_explain(f, framework)), None)
-                     or _explain_check(code, match, facts))
+                     or _explain_check(code, match, facts, described))
         if confirmed is not None:
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
     fix: tuple[Fix, ...] = (match.generic_fix,)
@@ -317,11 +377,75 @@ def _can_explain(finding: Finding, framework: str) -> bool:
     return not names or any(n.startswith("nvidia-") or framework_named(n) == framework for n in names)
 
 
-def _explain_check(code: str, match: Match, facts: Facts) -> Optional[Finding]:
-    """Checks that only make sense with a log in hand (the framework is not installed yet)."""
-    if code == "python-unsupported" and match.signature.framework in _PLANNED:
+def _explain_check(code: str, match: Match, facts: Facts, described: bool = False) -> Optional[Finding]:
+    """Checks that only make sense with a log in hand: the framework is not installed yet, or the
+    message itself says what the machine facts alone cannot (CUDA was wanted and is not there). The
+    latter judge only a machine the text describes: this machine did not print the message."""
+    framework = match.signature.framework
+    if code == "python-unsupported" and framework in _PLANNED:
         from envdoctor.diagnose.python import no_release_for_python
 
-        return no_release_for_python(facts, match.signature.framework)
+        return no_release_for_python(facts, framework)
+    if not described:
+        return None
+    if code == "cpu-only-build" and framework in ("pytorch", "torchvision", "torchaudio"):
+        return _torch_cpu_build(facts)
+    if code == "jetson-wrong-wheel":
+        return _jetson_build_unknown(facts, framework)
+    if code == "container-gpu-missing":
+        return _container_shows_no_gpu(facts)
     return None
 
+
+def _torch_cpu_build(facts: Facts) -> Optional[Finding]:
+    from envdoctor.diagnose._common import local_tag, package, plan_fix
+
+    version = package(facts, "torch")
+    if local_tag(version) != "cpu":
+        return None
+    return Finding(
+        code="cpu-only-build", severity="error", section="frameworks",
+        title=f"torch {version} is a CPU-only build",
+        detail="The program asked for CUDA, and the installed torch carries the +cpu tag: it has no CUDA support.",
+        fix=plan_fix(facts, "pytorch", "Install a CUDA build of torch: `envdoctor install pytorch --cuda auto`"),
+        evidence=(f"python.packages.torch={version}",))
+
+
+def _jetson_build_unknown(facts: Facts, framework: str) -> Optional[Finding]:
+    """On a Jetson, a framework that cannot use the GPU and no record of which build is installed:
+    the generic aarch64 wheel (CPU-only) is what a plain `pip install` brings. A known build is the
+    jetson rule's to judge."""
+    from envdoctor.diagnose._common import FRAMEWORK_NAMES, package, plan_fix
+    from envdoctor.diagnose.jetson import DISTS
+
+    jetson = facts.jetson
+    framework = "pytorch" if framework in ("torchvision", "torchaudio") else framework
+    if jetson is None or framework not in _PLANNED or any(package(facts, d) for f, d in DISTS if f == framework):
+        return None
+    name = FRAMEWORK_NAMES[framework]
+    return Finding(
+        code="jetson-wrong-wheel", severity="error", section="jetson",
+        title=f"On a Jetson (L4T {jetson.l4t or '?'}), {name} cannot use the GPU: most often a generic aarch64 wheel",
+        detail=(f"A plain `pip install` brings the generic aarch64 {name} wheel, which is CPU-only on Jetson; JetPack "
+                "needs NVIDIA's Jetson build. The text does not say which build is installed."),
+        fix=(plan_fix(facts, framework, f"Install the JetPack build of {name} (`envdoctor install {framework}` names the source)")
+             if jetson.jetpack else
+             (f"Read the JetPack release (`cat /etc/nv_tegra_release`), then install NVIDIA's Jetson build of {name} for it "
+              f"(`envdoctor install {framework}` on the Jetson names the source)",)),
+        evidence=(f"jetson.l4t={jetson.l4t}", f"jetson.jetpack={jetson.jetpack}"))
+
+
+def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:
+    """The text says the program ran in a container, and no GPU was seen in it."""
+    engine = facts.host.container
+    if engine not in ("docker", "podman") or facts.gpus:
+        return None
+    run = ("podman", "run", "--device", "nvidia.com/gpu=all", "…") if engine == "podman" else ("docker", "run", "--gpus", "all", "…")
+    return Finding(
+        code="container-gpu-missing", severity="error", section="nvidia",
+        title=f"the program ran in a {engine} container and no GPU is seen in it",
+        detail=("A container gets the GPU only when started with it (docker `--gpus all`, podman a CDI device) on a "
+                "host with the NVIDIA container toolkit; the driver is the host's, never installed in the image."),
+        fix=(run, "If that fails, install the NVIDIA container toolkit on the host and run "
+                  "`sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`"),
+        evidence=(f"host.container={engine}", "nvidia.gpus=[]"))

@@ -26,9 +26,11 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _QUOTE = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+", re.M)  # Markdown/e-mail quoting, nested ("> > ")
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[^\n`]*$", re.M)  # ``` and ```python lines
+# A "fence" followed by a sentence (```RuntimeError: CUDA error ...) is text typed right after the
+# backticks, not an info string (one word): the marker goes, the text stays.
+_FENCE_TEXT = re.compile(r"^([ \t]*)(?:```|~~~)(?=[^\n`]*? [^\n`]*$)", re.M)
 _HTML_TAG = re.compile(r"</?(?:details|summary|br|pre|code|p|b|i|em|strong|sub|sup|kbd|tt)\b[^>\n]{0,200}>", re.I)
 _BREAKS = re.compile(r"\s{2,}|[^\S ]")  # what `flat` collapses: anything but a single plain space
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ def normalise(raw: bytes | str, truncated: bool = False) -> Normalised:
 
 
 def flatten(text: str) -> str:
-    return _SPACES.sub(" ", text).strip()
+    """Every run of whitespace one space, none at the ends (str.split's whitespace is re's \\s)."""
+    return " ".join(text.split())
 
 
 def unquote(text: str) -> str:
@@ -86,7 +89,7 @@ def unquote(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text)
     text = _QUOTE.sub("", text)
-    text = _FENCE.sub("", text)
+    text = _FENCE.sub("", _FENCE_TEXT.sub(r"\1", text))
     if "<" in text:
         text = _HTML_TAG.sub("", text)
     if "&" in text:

@@ -235,3 +235,78 @@ def test_the_prefiltered_search_finds_what_a_plain_search_finds(log):
     doc = normalise(log.read_text(encoding="utf-8"))
     plain = {s.id for s in signatures() if s.pattern.search(doc.flat)}
     assert {m.signature.id for m in find(doc)} == plain
+
+
+# --- checks that need the message: judged only on a machine the text describes (helper F) ----------
+
+from envdoctor.facts import Facts  # noqa: E402
+
+
+def _facts(data: dict) -> Facts:
+    return Facts.from_dict({"schema": "envdoctor.facts/1", **data})
+
+
+def test_jetson_without_a_recorded_build_is_the_wrong_wheel():
+    text = "I successfully install the torch on my jetson nano, but cuda.is_available() returns false"
+    facts = _facts({"jetson": {"l4t": "32.4.3", "jetpack": "4.4"}})
+    result = explain(text, facts, machine_described=True)
+    assert result.diagnosis[0] == "jetson-wrong-wheel"
+    assert result.matches[0].confirmed is not None
+    assert explain(text, facts, machine_described=False).matches[0].confirmed is None
+
+
+def test_container_that_shows_no_gpu():
+    text = "I pulled the official docker image but I'm getting torch.cuda.is_available() = False."
+    result = explain(text, _facts({"host": {"container": "docker"}}), machine_described=True)
+    assert result.diagnosis[0] == "container-gpu-missing"
+    with_gpu = _facts({"host": {"container": "docker"}, "nvidia": {"gpus": [{"index": 0, "name": "Tesla T4"}]}})
+    assert explain(text, with_gpu, machine_described=True).diagnosis[0] != "container-gpu-missing"
+
+
+def test_cpu_tag_confirms_cpu_only_build():
+    text = "ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s) if available"
+    result = explain(text, _facts({"python": {"packages": {"torch": "2.1.0+cpu"}}}), machine_described=True)
+    assert result.diagnosis == ("cpu-only-build",) and result.matches[0].confirmed is not None
+    cuda = explain(text, _facts({"python": {"packages": {"torch": "2.1.0+cu121"}}}), machine_described=True)
+    assert cuda.matches[0].confirmed is None
+
+
+@pytest.mark.parametrize("text", [
+    'device = "cuda" if torch.cuda.is_available() else "cpu"',
+    "Is CUDA available: True",
+    "torch.cuda.is_available() True",
+])
+def test_is_available_false_needs_false(text):
+    assert not [m for m in find(text) if m.signature.id == "pt-cuda-is-available-false"]
+
+
+def test_word_prefilter_keeps_matches_in_long_logs():
+    filler = "step 1 loss=0.5 lr=1e-4\n" * 20_000
+    for message in ("RuntimeError: CUDA error: no kernel image is available for execution on the device",
+                    "ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s)",
+                    "DeepSpeed Op Builder: Installed CUDA version 12.0 does not match the version torch was compiled with 11.8",
+                    "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: CUDA_ERROR_NO_DEVICE: "
+                    "no CUDA-capable device is detected"):
+        short = {m.signature.id for m in find(message)}
+        assert short and {m.signature.id for m in find(filler + message + "\n" + filler)} == short
+
+
+def test_two_copies_are_the_cause_when_no_message_is_there():
+    facts = _facts({"python": {"packages": {"torch": "0.4.1|1.0.0.dev20180921"}}})
+    assert explain("conda list shows both", facts, machine_described=True).diagnosis == ("duplicate-install",)
+    assert explain("conda list shows both", facts, machine_described=False).diagnosis == ()
+
+
+def test_text_typed_right_after_a_fence_is_kept():
+    from envdoctor.textnorm import normalise
+
+    text = ("I am getting the error\n\n```NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with "
+            "the current PyTorch installation.\n```\n```python\nimport torch\n```\n")
+    assert "```" not in normalise(text).text and "python" not in normalise(text).text
+    assert "NVIDIA GeForce RTX 5090 with CUDA capability sm_120" in normalise(text).text
+
+
+def test_loader_version_message_without_its_quotes():
+    # Markdown renders `GLIBCXX_3.4.29' as code and the quotes are lost when the page is copied
+    text = "ImportError: /x/libstdc++.so.6: version GLIBCXX_3.4.29 not found (required by /y/plugin.so)"
+    assert "sys-glibcxx-version-not-found" in {m.signature.id for m in find(text)}

@@ -546,3 +546,80 @@ def test_collect_env_single_values_spelled_without_lists():
     assert facts["nvidia"] == {"gpus": [{"name": "NVIDIA GeForce RTX 4090"}]}
     assert facts["cudnn"] == [{"version": "8.9.2", "source": "collect_env"}]
     assert facts["host"] == {"os": "macos", "os_version": "14.5", "distro": "macOS 14.5", "arch": "arm64"}
+
+
+# --- prose, application banners, conda twins (helper F, 2026-12-01) ---------------------------------
+
+from envdoctor.read import prose  # noqa: E402
+
+
+def test_yolo_banner_reads_python_torch_and_gpus():
+    # ogkalu2/comic-translate#17 (Ultralytics' select_device banner, verbatim)
+    got = versions_quoted.parse("Ultralytics YOLOv8.1.3 🚀 Python-3.10.11 torch-2.1.0+cpu\n"
+                                "An Error occurred: Invalid CUDA 'device=0' requested.")
+    assert got["python"] == {"version": "3.10.11", "packages": {"torch": "2.1.0+cpu"}}
+    # the banner with its CUDA device lines, as ultralytics/utils/torch_utils.py select_device formats it
+    got = versions_quoted.parse("Ultralytics 8.3.40 🚀 Python-3.11.9 torch-2.6.0+cu124 CUDA:0 (NVIDIA GeForce RTX 4090, 24564MiB)\n"
+                                "                                                  CUDA:1 (NVIDIA GeForce RTX 4090, 24564MiB)")
+    assert got["python"]["packages"] == {"torch": "2.6.0+cu124"}
+    assert [(g["index"], g["name"], g["memory_total_mib"]) for g in got["nvidia"]["gpus"]] == [
+        (0, "NVIDIA GeForce RTX 4090", 24564), (1, "NVIDIA GeForce RTX 4090", 24564)]
+
+
+@pytest.mark.parametrize("text, engine", [
+    # zzzyuqing/DreamMat#14
+    ("I pulled the official docker image but after installing all the dependencies, I'm getting "
+     "torch.cuda.is_available() = False.", "docker"),
+    # open-edge-platform/anomalib#584 (docker's default host name is the container id)
+    ("root@00921839c781:/anomalib# nvidia-smi\nbash: nvidia-smi: command not found", "docker"),
+    # floydhub/dockerfiles#3
+    ("$ sudo docker run  -t -i floydhub/pytorch:latest-gpu-py3 ipython", "docker"),
+])
+def test_prose_container(text, engine):
+    assert prose.parse(text) == {"host": {"container": engine}}
+
+
+@pytest.mark.parametrize("text", ["I use docker to deploy the model later", "see the Dockerfile", "pip install docker",
+                                  "the container class in our code"])
+def test_prose_container_needs_unambiguous_words(text):
+    assert prose.parse(text) == {}
+
+
+def test_prose_jetson():
+    # pinokiocomputer/pinokio#1027 (Markdown bold around the keys)
+    text = ("* **Hardware:** NVIDIA Jetson AGX Orin\n* **L4T Release:** R35.4.1 (Check via `cat /etc/nv_tegra_release`)\n"
+            "* **JetPack Version:** 5.1.2\n")
+    assert prose.parse(text) == {"jetson": {"jetpack": "5.1.2", "l4t": "35.4.1", "model": "Jetson AGX Orin"}}
+    # dusty-nv/jetson-inference#1932: only the word JetPack — a Jetson, nothing else known
+    assert prose.parse("I need python>10 to run Llama and Jetpack<6 to support ubuntu20.") == {"jetson": {}}
+    assert Facts.from_dict(read_machine("Jetpack<6 to support ubuntu20")[0]).jetson is not None
+
+
+def test_conda_twins_are_two_copies_of_torch():
+    # pytorch/pytorch#12031: `conda list` after installing pytorch-nightly next to pytorch
+    text = ("conda list\npytorch                   0.4.1           py37_cuda0.0_cudnn0.0_1    pytorch\n"
+            "pytorch-nightly           1.0.0.dev20180921         py3.7_0    pytorch\n")
+    got = packages.parse(text)["python"]
+    assert got["conda_packages"] == {"pytorch": "0.4.1", "pytorch-nightly": "1.0.0.dev20180921"}
+    assert got["packages"] == {"torch": "0.4.1|1.0.0.dev20180921"}
+
+
+def test_conda_same_version_twins_are_one_install():
+    text = ("pytorch                   2.1.0           py3.10_cuda12.1_cudnn8.9.2_0    pytorch\n"
+            "pytorch-cpu               2.1.0           py3.10_cpu_0    pytorch\n")
+    assert "packages" not in packages.parse(text)["python"]
+
+
+@pytest.mark.parametrize("text, version", [
+    ("CUDA Version: 11.6\nPython 3.8.15\npytorch 1.13.1+cpu", "1.13.1+cpu"),  # ultralytics/ultralytics#227
+    (">>> torch.__version__\n'2.6.0+cu124'", "2.6.0+cu124"),
+    ("torch version: 2.0.1+cu117", "2.0.1+cu117"),
+])
+def test_prose_torch_with_build_tag(text, version):
+    assert prose.parse(text)["python"]["packages"]["torch"] == version
+
+
+@pytest.mark.parametrize("text", ["pip install torch==2.1.0+cu121 -f https://download.pytorch.org/whl/torch_stable.html",
+                                  "requires torch>=2.0", "torch 2.1 is slow"])
+def test_prose_torch_needs_an_installed_tagged_version(text):
+    assert prose.parse(text) == {}

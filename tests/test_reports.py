@@ -26,6 +26,7 @@ CODES = {
     "fabric-manager-missing", "libstdcxx-too-old", "cuda-init-failed", "cuda-kernel-fault",
     "gpu-hardware-fault", "container-gpu-missing", "shm-too-small", "extension-build-mismatch",
     "ptxas-too-old", "determinism-setting", "mps-op-unsupported",
+    "host-driver-required",  # envdoctor dockerfile/compose: the driver the image's GPU code needs (info)
 }
 
 

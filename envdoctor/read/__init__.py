@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from envdoctor.facts import SCHEMA
-from envdoctor.read import collect_env, issue_form, misc, nvidia_smi, packages, versions_quoted
+from envdoctor.read import collect_env, envdoctor_report, issue_form, misc, nvidia_smi, packages, prose, versions_quoted
 from envdoctor.read._util import merge
 
 PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse), ("misc", misc.parse),
-           ("packages", packages.parse), ("issue form", issue_form.parse), ("quoted", versions_quoted.parse))
+           ("packages", packages.parse), ("issue form", issue_form.parse), ("quoted", versions_quoted.parse),
+           ("prose", prose.parse))
 _NOTED = (  # (path, how a note shows it)
     ("frameworks.torch.version", "torch {}"), ("frameworks.tensorflow.version", "tensorflow {}"),
     ("frameworks.jax.version", "jax {}"), ("frameworks.paddle.version", "paddle {}"),
@@ -24,7 +25,7 @@ _NOTED = (  # (path, how a note shows it)
     ("frameworks.tensorflow.cuda", "tensorflow built for CUDA {}"),
     ("nvidia.driver_version", "driver {}"), ("nvidia.driver_cuda", "driver supports CUDA {}"),
     ("nvidia.failure", "nvidia-smi failure {}"), ("cuda_toolkit.version", "CUDA toolkit {}"),
-    ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"),
+    ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.container", "in a {} container"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"),
     ("amd.rocm_version", "ROCm {}"),
 )
 
@@ -34,7 +35,15 @@ HEAD, TAIL = 400_000, 200_000  # characters of a longer text the parsers read (a
 
 
 def read_machine(text: str) -> tuple[dict, list[str]]:
-    """(partial facts, notes). Facts carry "schema" only when some machine fact was read, else {}."""
+    """(partial facts, notes). Facts carry "schema" only when some machine fact was read, else {}.
+
+    A facts document envdoctor wrote (its Markdown report, its JSON) is the machine as it is: the
+    prose parsers do not run, so nothing read from the summary can overwrite a measured value."""
+    embedded = envdoctor_report.parse(text)
+    if embedded:
+        version = envdoctor_report.version_of(text)
+        lead = f"envdoctor {version} report" if version else "envdoctor facts document"
+        return embedded, [f"{lead}: its facts, as recorded"] + [f"{n} (report)" for n in _notes({}, embedded)]
     if len(text) > HEAD + TAIL:  # a long training log: reports and environment dumps sit at its ends
         text = text[:HEAD] + "\n" + text[-TAIL:]
     merged: dict = {}
@@ -64,6 +73,9 @@ def _notes(before: dict, part: dict) -> list[str]:
     conda = len(set(_get(part, "python.conda_packages") or {}) - set(_get(before, "python.conda_packages") or {}))
     for n, what in ((count, "pip package"), (conda, "conda package")):
         notes += [f"{n} {what}{'s' if n > 1 else ''}"] if n else []
+    jetson = part.get("jetson")
+    if isinstance(jetson, dict) and jetson.get("l4t") is None and jetson.get("jetpack") is None:
+        notes.append(jetson.get("model") or "a Jetson")
     if part and not notes:  # something less prominent: say where it went
         notes.append("facts on " + ", ".join(sorted(part)))
     return list(dict.fromkeys(notes))

@@ -12,7 +12,8 @@ Read, line by line (each line must be wholly of one of these shapes, so prose is
   install logs             "Successfully installed a-1.0 b-2.0", uv's " + name==ver", "Requirement already
                            satisfied: name in /path (ver)", pip's "a 1.0 requires …, but you have b 2.0
                            which is incompatible.", uv's "Using Python 3.12.10 environment at: …"
-Versions must be PEP 440. Logs are chronological, so a later line overrides an earlier one. The
+Two conda packages that install one distribution (pytorch and pytorch-nightly) in different versions
+are two copies of it: python.packages gets "v1|v2". Versions must be PEP 440. Logs are chronological, so a later line overrides an earlier one. The
 pytorch conda build string also tells the build's CUDA/cuDNN (or that it is a CPU build).
 """
 
@@ -64,7 +65,27 @@ def parse(text: str) -> dict:
         if _read_line(facts, line) or _read_conda(facts, line, listed=in_conda):
             continue
         in_conda = False
+    _conda_twins(facts)
     return facts
+
+
+# conda packages that install the same Python distribution under other package names: two of them in
+# one environment are two copies of it (conda tracks them apart, the files overwrite each other).
+_CONDA_PROVIDES = {"pytorch": "torch", "pytorch-nightly": "torch", "pytorch-cpu": "torch"}
+
+
+def _conda_twins(facts: dict) -> None:
+    """Two conda packages of different versions providing one distribution that pip did not list:
+    python.packages[dist] = "v1|v2" (the shape of two installed copies)."""
+    conda = (facts.get("python") or {}).get("conda_packages") or {}
+    by_dist: dict[str, list[str]] = {}
+    for name, version in conda.items():
+        if name in _CONDA_PROVIDES:
+            by_dist.setdefault(_CONDA_PROVIDES[name], []).append(version)
+    for dist, versions in by_dist.items():
+        versions = list(dict.fromkeys(versions))
+        if len(versions) > 1 and dist not in (facts["python"].get("packages") or {}):
+            facts["python"].setdefault("packages", {})[dist] = "|".join(versions)
 
 
 def _listing_rows(lines: list[str]) -> set[int]:

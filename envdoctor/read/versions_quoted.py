@@ -110,7 +110,20 @@ def _cpp_extension(facts: dict, m: re.Match, flat: str) -> None:
     put(facts, "frameworks.torch.cuda", m.group(2))
 
 
+def _yolo_banner(facts: dict, m: re.Match, flat: str) -> None:
+    """Ultralytics' / YOLOv5's select_device banner: "Ultralytics 8.1.3 🚀 Python-3.10.11 torch-2.1.0+cpu
+    CUDA:0 (NVIDIA GeForce RTX 3060, 12288MiB)" (or "CPU (…)" / "MPS (…)" after the torch version)."""
+    put(facts, "python.version", m.group(1))
+    put(facts, "python.packages.torch", pep440(m.group(2)))
+    for gpu in _YOLO_GPU.finditer(flat, m.end(), min(len(flat), m.end() + 800)):
+        add_gpu(facts, index=int(gpu.group(1)), name=gpu.group(2).strip(), memory_total_mib=int(gpu.group(3)))
+
+
+_YOLO_GPU = re.compile(r"\bCUDA:(\d{1,2}) \(([^,()]{1,80}), (\d{3,7})MiB\)")
+
 _MESSAGES: tuple[tuple[re.Pattern, Callable[[dict, re.Match, str], None]], ...] = (
+    (re.compile(r"(?:Ultralytics|YOLOv\d{1,2})\b[^\n]{0,80}? Python-(\d\.\d{1,2}\.\d{1,3}) torch-([0-9][^\s]{0,40})"),
+     _yolo_banner),
     (re.compile(r"The NVIDIA driver on your system is too old \(found version (\d{4,6})\)"), _driver_too_old),
     (re.compile(rf"PyTorch has CUDA Version ?= ?{_MM} and torchvision has CUDA Version ?= ?{_MM}"), _torchvision_cuda),
     (re.compile(rf"{_GPU_NAME} with CUDA capability (sm_\d{{2,3}}) is not compatible with the current PyTorch "

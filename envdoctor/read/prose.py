@@ -1,0 +1,77 @@
+"""Facts a reporter states in words, where no tool output says them.
+
+Only one fact is read from prose, and only from unambiguous phrasing:
+  host.container   the program ran inside a Docker/Podman container: a shell prompt with Docker's
+                   default host name (`root@3f2a9c1b7d4e:/#`, the container id's first 12 hex digits),
+                   a `docker run` / `podman run` / `nvidia-docker run` command line, or the words
+                   "in (the|a|my) docker container", "docker image", "inside docker".
+  jetson           the machine is a Jetson: "JetPack 5.1.2" / "JetPack Version: 5.1.2", "L4T R35.4.1" /
+                   "L4T Release: R35.4.1", "Jetson AGX Orin" (the model), or the word JetPack alone (only
+                   Jetsons have one; the block is then present with nothing known in it).
+  python.packages.torch  a torch version written with its build tag: "pytorch 1.13.1+cpu", "torch
+                   2.1.0+cu118", "torch version: 2.0.1+cu117", ">>> torch.__version__ '2.6.0+cu124'" (a
+                   version without +cpu/+cuXXX/+rocmX.Y may be a requirement, not what is installed).
+Words alone never say more (no GPU or driver is read from prose).
+"""
+
+from __future__ import annotations
+
+import re
+
+from envdoctor.read._util import pep440, put
+from envdoctor.textnorm import flatten
+
+_ENGINE = r"(nvidia-docker|docker|podman)"
+_CONTAINER = (
+    re.compile(r"(?:^|\s)root@[0-9a-f]{12}:[/~]"),  # Docker's default hostname: the container id
+    re.compile(rf"\b{_ENGINE}(?: container)? (?:run|exec|compose|start)\b", re.I),
+    re.compile(rf"\b(?:in|inside|within|into|from) (?:the |a |an |my |this |our |their )?(?:official )?{_ENGINE}\b", re.I),
+    re.compile(rf"\b{_ENGINE} (?:image|container)s?\b", re.I),
+)
+
+
+_JETPACK = re.compile(r"\bJetPack(?: SDK)?(?: version)?:? ?(\d\.\d(?:\.\d{1,2})?)\b", re.I)
+_L4T = re.compile(r"\bL4T(?: release)?(?: version)?:? ?R?(\d{2}\.\d{1,2}(?:\.\d{1,2})?)\b", re.I)
+_MODEL = re.compile(r"\bJetson (AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX|TX2 NX|Nano|TX1|TX2|Orin|Xavier|Thor)\b", re.I)
+_JETPACK_WORD = re.compile(r"\bjetpack\b", re.I)
+_TAGGED = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\.dev\d{8})?\+(?:cpu|cu\d{2,3}|rocm\d{1,2}\.\d{1,2}(?:\.\d{1,2})?))\b"
+_TORCH = (
+    re.compile(r"(?<!install )\b(?:py)?torch(?: version)?(?: ?: ?| |-)v?" + _TAGGED, re.I),
+    re.compile(r"torch\.__version__\)? ?(?:>>> ?|Out\[\d{1,4}\]: ?)?['\"]" + _TAGGED, re.I),
+)
+
+
+def parse(text: str) -> dict:
+    facts: dict = {}
+    lower = text.lower()
+    jetson, container = ("jetpack" in lower or "l4t" in lower or "jetson" in lower), ("docker" in lower or "podman" in lower or "root@" in lower)
+    torch = "torch" in lower and "+" in lower
+    if not (jetson or container or torch):
+        return facts
+    flat = flatten(text).replace("**", "")
+    if jetson:
+        _jetson(facts, flat)
+    for pattern in _TORCH if torch else ():
+        m = pattern.search(flat)
+        if m:
+            put(facts, "python.packages.torch", pep440(m.group(1)))
+            break
+    for pattern in _CONTAINER if container else ():
+        m = pattern.search(flat)
+        if m:
+            engine = (m.group(1) if m.lastindex else "docker").lower()
+            put(facts, "host.container", "podman" if engine == "podman" else "docker")
+            break
+    return facts
+
+
+def _jetson(facts: dict, flat: str) -> None:
+    for key, pattern in (("jetpack", _JETPACK), ("l4t", _L4T)):
+        m = pattern.search(flat)
+        if m:
+            put(facts, f"jetson.{key}", m.group(1))
+    m = _MODEL.search(flat)
+    if m:
+        put(facts, "jetson.model", "Jetson " + " ".join(w if w.isupper() else w.capitalize() for w in m.group(1).split()))
+    if "jetson" not in facts and _JETPACK_WORD.search(flat):
+        facts["jetson"] = {}
