@@ -24,6 +24,10 @@ Both the full machine and the partial one are completed (envdoctor/complete.py) 
 - share of the full machine's error codes the partial one still finds (as a warning or an error);
   also given for the codes the full machine still gets without its frameworks block, since the
   import records are gone by design;
+- share of the errors still *decidable* from what remains: an error counts when every fact its
+  finding names as evidence survived (observed or inferred; a whole list named as evidence only
+  where a probe recorded all of it), or when the partial diagnosis finds it. An error whose deciding
+  fact was removed is undecidable and must not be found (that would be a guess);
 - new false alarms: warnings and errors whose code the full diagnosis does not have at all.
 """
 
@@ -131,7 +135,8 @@ def partial_document(doc: dict, rng) -> dict:
     return partial
 
 
-_EVIDENCE_PATH = re.compile(r"^((?:host|python|nvidia|cuda_toolkits?|cudnn|jetson|amd|env)(?:\.[\w\-]+|\[\d+\])*)=")
+_EVIDENCE_PATH = re.compile(
+    r"^((?:host|python|nvidia|cuda_toolkits?|cudnn|jetson|amd|env|frameworks)(?:\.[\w\-]+|\[\d+\])*)=")
 
 
 def _value_at(facts, path: str):
@@ -147,30 +152,49 @@ def _value_at(facts, path: str):
 
 
 def _evidence_kept(finding, facts) -> bool:
-    """Whether every fact a finding names as evidence (`nvidia.driver_version=…`) is still known."""
+    """Whether every fact a finding names as evidence (`nvidia.driver_version=…`) is still known.
+
+    Evidence that names a whole list or map (`nvidia.gpus=1`, `python.packages=…`) means the rule relied
+    on it being complete (an index beyond it, a package missing from it): that is known only where a
+    probe recorded the list, never in a hand-written document.
+    """
     paths = [m.group(1) for m in map(_EVIDENCE_PATH.match, finding.evidence) if m]
-    return all(_value_at(facts, p) not in (None, [], {}) for p in paths)
+    for path in paths:
+        value = _value_at(facts, path)
+        if value in (None, [], {}):
+            return False
+        if isinstance(value, (list, dict)) and not facts.lists_everything(path):
+            return False
+    return True
 
 
 def judge_partial(entry: dict, seed: int) -> dict:
+    """One machine, half its facts removed. An error of the full machine is *decidable* from what remains
+    when the facts its finding names as evidence (in the diagnosis without the --deep records, which the
+    partial document loses by design) all remain, observed or inferred; or when the partial diagnosis
+    finds it (the rules do not guess: every code found is checked against the full diagnosis)."""
     import random
 
     from envdoctor.complete import complete
-    from envdoctor.facts import Facts
+    from envdoctor.facts import Facts, check_framework_versions
 
     doc = json.loads((MACHINES / entry["file"]).read_text())
     full = [f for f in diagnose(complete(Facts.from_dict(doc)))]
     full_errors = {f.code for f in full if f.severity == "error"}
     full_all = {f.code for f in full}
-    without_deep = _codes({k: v for k, v in doc.items() if k != "frameworks"}, ("error",))  # as recorded, without --deep
+    shallow = Facts.from_dict({k: v for k, v in doc.items() if k != "frameworks"})  # as recorded, without --deep
+    check_framework_versions(shallow)
+    shallow_errors = [f for f in diagnose(complete(shallow)) if f.severity == "error"]
+    without_deep = {f.code for f in shallow_errors}
     rng = random.Random(f"{seed}:{entry['file']}")
     partial = partial_document(doc, rng)
     facts = complete(Facts.from_dict(partial))
     got = {f.code for f in diagnose(facts) if f.severity in ("error", "warning")}
-    kept = {f.code for f in full if f.severity == "error" and _evidence_kept(f, facts)} & without_deep
+    kept = {f.code for f in shallow_errors if _evidence_kept(f, facts)} & full_errors
+    found = full_errors & got
     return {"file": entry["file"], "full_errors": sorted(full_errors), "reachable": sorted(full_errors & without_deep),
-            "evidence_kept": sorted(kept), "found": sorted(full_errors & got), "lost": sorted(full_errors - got),
-            "false_alarms": sorted(got - full_all), "partial": partial}
+            "evidence_kept": sorted(kept), "decidable": sorted(kept | found), "found": sorted(found),
+            "lost": sorted(full_errors - got), "false_alarms": sorted(got - full_all), "partial": partial}
 
 
 def main_partial(seed: int, verbose: bool, as_json: bool) -> int:
@@ -182,13 +206,17 @@ def main_partial(seed: int, verbose: bool, as_json: bool) -> int:
     alarms = sum(len(r["false_alarms"]) for r in results)
     kept = sum(len(r["evidence_kept"]) for r in results)
     found_kept = sum(len(set(r["found"]) & set(r["evidence_kept"])) for r in results)
+    decidable = sum(len(r["decidable"]) for r in results)
     share = found / wanted if wanted else 1.0
     share_reachable = found_reachable / reachable if reachable else 1.0
     share_kept = found_kept / kept if kept else 1.0
+    share_decidable = found / decidable if decidable else 1.0
     if as_json:
         print(json.dumps({"seed": seed, "error_codes": wanted, "found": found, "share": round(share, 4),
                           "share_without_frameworks": round(share_reachable, 4),
-                          "share_with_evidence_kept": round(share_kept, 4), "new_false_alarms": alarms,
+                          "share_with_evidence_kept": round(share_kept, 4),
+                          "decidable": decidable, "share_of_decidable": round(share_decidable, 4),
+                          "new_false_alarms": alarms,
                           "machines": [{k: v for k, v in r.items() if k != "partial"} for r in results]}, indent=2))
         return 0
     if verbose:
@@ -201,6 +229,8 @@ def main_partial(seed: int, verbose: bool, as_json: bool) -> int:
     print(f"partial facts (seed {seed}): {found}/{wanted} error codes of the full machines still found "
           f"({share:.1%}); of those found without the frameworks block: {found_reachable}/{reachable} ({share_reachable:.1%})")
     print(f"  of those whose evidence facts all survived: {found_kept}/{kept} ({share_kept:.1%})")
+    print(f"  of those still decidable from what remains (evidence kept, or found): {found}/{decidable} "
+          f"({share_decidable:.1%})")
     print(f"new false alarms: {alarms}")
     return 0
 

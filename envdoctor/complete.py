@@ -87,7 +87,7 @@ def _host_arch(facts: Facts, inferred: dict) -> Facts:
     grace = next((n for n in names if _GRACE.search(n)), None)
     if grace:
         return _set_arch(facts, inferred, "aarch64", f"{grace}: a Grace superchip, whose CPU is an Arm (aarch64) one")
-    if host.os == "linux" and names and all(_DESKTOP_GPU.search(n) for n in names):
+    if host.os == "linux" and names and all(_is_desktop_card(n) for n in names):
         return _set_arch(facts, inferred, "x86_64", f"{names[0]}: a desktop/workstation card, sold for x86_64 hosts")
     if host.os == "linux":
         for arch, pattern in _KERNEL_ARCH:
@@ -182,9 +182,12 @@ def _cudnn_from_packages(facts: Facts, inferred: dict) -> Facts:
     return dataclasses.replace(facts, cudnn=filled)
 
 
-# Desktop and workstation product lines (GeForce, TITAN, Quadro, RTX A/Ada/PRO): PCIe cards for x86_64
-# PCs. Data-centre GPUs (A100, H100, L4, GH200) also sit in aarch64 servers, so they decide nothing.
-_DESKTOP_GPU = re.compile(r"GeForce|TITAN|Quadro|RTX (?:A\d{4}|\d{4} Ada|PRO)", re.I)
+def _is_desktop_card(name: str) -> bool:
+    """gpus.toml's `desktop` column: a desktop/workstation card, sold for x86_64 PCs. Data-centre GPUs
+    (A100, H100, L4, GH200) also sit in aarch64 servers, so they decide nothing."""
+    from envdoctor.matrix import gpus
+
+    return bool(gpus.is_desktop_card(name))
 
 
 def _jetson_from_gpu(facts: Facts, inferred: dict) -> Facts:
@@ -253,11 +256,10 @@ def _torch_arch_list(facts: Facts, inferred: dict) -> Facts:
     version = facts.python.packages.get("torch") or (fw.version if fw else None)
     if not version or fw is None or fw.arch_list or not fw.cuda:
         return facts  # the rules read the build rows themselves when no build record was given
-    from envdoctor.diagnose.frameworks import torch_build
     from envdoctor.diagnose import knowledge
     from envdoctor.diagnose._common import public
 
-    _, build, how = torch_build(facts)
+    _, build, how = knowledge.torch_build(facts)
     if not build or not build.startswith("cu"):
         return facts
     # The build row of this machine's platform; where the OS or architecture is not recorded, only an
@@ -296,6 +298,34 @@ def _jetson(facts: Facts, inferred: dict) -> Facts:
     return _replace(facts, jetson=dataclasses.replace(j, **changes)) if changes else facts
 
 
+def _jetson_soc(facts: Facts, inferred: dict) -> Facts:
+    """A Jetson's SoC, where one SoC alone fits what is known: the SoCs of its L4T release (jetson.toml) and
+    the compute capability of its GPU (recorded, or its model's row in gpus.toml) against the SoC table."""
+    j = facts.jetson
+    if j is None or j.soc:
+        return facts
+    from envdoctor.matrix import gpus, jetson as jetson_matrix
+
+    release = jetson_matrix.release_for_l4t(j.l4t) if j.l4t else None
+    every = sorted({soc for row in jetson_matrix.releases() for soc in row.socs})
+    socs = list(release.socs) if release is not None and release.socs else every
+    why = [f"L4T {release.l4t} ({', '.join(release.socs)})"] if release is not None and release.socs else []
+    ccs = {g.compute_capability for g in facts.gpus if g.compute_capability}
+    model = gpus.product_for_name(j.model) if j.model else None
+    if model is not None:
+        ccs.add(model.cc)
+    if len(ccs) > 1:
+        return facts  # two answers: nothing is guessed
+    if ccs:
+        cc = ccs.pop()
+        socs = [s for s in socs if jetson_matrix.soc_compute_capability(s) == cc]
+        why.append(f"compute capability {cc}" + (f" ({j.model}: gpus.toml {model.family})" if model is not None else ""))
+    if len(socs) != 1 or not why:
+        return facts
+    inferred["jetson.soc"] = f"jetson.toml: {socs[0]} is the one SoC that fits {' and '.join(why)}"
+    return _replace(facts, jetson=dataclasses.replace(j, soc=socs[0]))
+
+
 def _set_host(facts: Facts, inferred: dict, os: str, why: str) -> Facts:
     if facts.host.os:
         return facts
@@ -313,5 +343,5 @@ def _replace(facts: Facts, **changes) -> Facts:
 
 
 _STEPS: tuple[Step, ...] = (_windows_driver, _failure_from_text, _driver_from_kernel_module, _jetson_from_gpu, _host_os,
-                            _jetson, _host_arch, _python_version, _gpu_capabilities, _driver_cuda, _cudnn_from_packages,
+                            _jetson, _jetson_soc, _host_arch, _python_version, _gpu_capabilities, _driver_cuda, _cudnn_from_packages,
                             _packages_from_frameworks, _torch_arch_list)

@@ -23,7 +23,7 @@ CODES = ("no-nvidia-driver", "driver-library-mismatch", "driver-too-old", "gpu-a
          "companion-mismatch", "jax-version-skew", "cudnn-mismatch", "cuda-libs-missing", "python-unsupported",
          "tf-windows-native-gpu", "jetson-wrong-wheel", "wsl-gpu-setup", "library-path-shadowing",
          "cuda-visible-devices", "duplicate-install", "numpy-abi-mismatch", "glibc-too-old", "rosetta-python",
-         "no-gpu-platform")
+         "no-gpu-platform", "framework-import-failed")
 
 
 def findings_of(name):

@@ -744,7 +744,8 @@ def test_every_inference_step_is_covered_here():
 
     covered = {"_windows_driver", "_jetson_from_gpu", "_host_os", "_jetson", "_host_arch", "_gpu_capabilities",
                "_driver_cuda", "_packages_from_frameworks", "_torch_arch_list", "_failure_from_text",
-               "_driver_from_kernel_module", "_python_version", "_cudnn_from_packages"}
+               "_driver_from_kernel_module", "_python_version", "_cudnn_from_packages",
+               "_jetson_soc"}  # (tests/test_complete_inference.py)
     assert {step.__name__ for step in module._STEPS} <= covered
 
 

@@ -214,7 +214,7 @@ def test_exit_code_and_document():
     doc = document([ok])
     assert doc == {"schema": "envdoctor.smoke/1", "results": [
         {"framework": "torch", "check": "cnn", "device": "cpu", "status": "pass", "seconds": 1.235,
-         "details": {}, "reason": None, "code": None}]}
+         "details": {}, "reason": None, "code": None, "fix": None}]}
 
 
 def test_devices_failure_is_explained_by_what_the_framework_printed():
@@ -325,3 +325,19 @@ def test_multi_summary_claims_only_what_the_check_compared():
     assert summary(SmokeResult("torch", "multi", "pass", details=ddp)).endswith("matches the single-device step")
     assert summary(SmokeResult("paddle", "multi", "pass", details=paddle)) == (
         "nccl × 2, one data-parallel step leaves the replicas in sync")
+
+
+def test_a_failure_summary_names_its_code_and_fix_once():
+    from envdoctor.render.smoke import summary
+
+    failed = SmokeResult("torch", "cnn", "error", reason="import torch failed: libcudnn.so.9", code="cuda-libs-missing",
+                         fix="Install the CUDA libraries this build needs (its pip extras): `envdoctor install torch`")
+    assert summary(failed) == ("import torch failed: libcudnn.so.9 [cuda-libs-missing] — fix: Install the CUDA "
+                               "libraries this build needs (its pip extras): `envdoctor install torch`")
+    missing = SmokeResult("jax", "all", "fail", reason="jax is not installed; install it with `envdoctor install jax`",
+                          fix="envdoctor install jax")
+    assert summary(missing) == "jax is not installed; install it with `envdoctor install jax`"
+
+
+def test_every_failure_row_of_smoke_toml_has_a_fix():
+    assert all(rule.fix for rule in catalog().failures)

@@ -19,7 +19,8 @@ RULES: list[Rule] = []
 
 RULE_MODULES = ("envdoctor.diagnose.driver", "envdoctor.diagnose.environment", "envdoctor.diagnose.platform",
                 "envdoctor.diagnose.python", "envdoctor.diagnose.frameworks", "envdoctor.diagnose.gpu_arch",
-                "envdoctor.diagnose.cuda_libs", "envdoctor.diagnose.jetson", "envdoctor.diagnose.imports")
+                "envdoctor.diagnose.cuda_libs", "envdoctor.diagnose.jetson", "envdoctor.diagnose.imports",
+                "envdoctor.diagnose.container", "envdoctor.diagnose.build", "envdoctor.diagnose.staleness")
 
 
 def rule(fn: Rule) -> Rule:

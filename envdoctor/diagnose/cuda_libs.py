@@ -69,7 +69,9 @@ def _framework_needs_other_cudnn(facts: Facts) -> Iterable[Finding]:
                     "initialization failed\" and runs on the CPU."),
             fix=plan_fix(facts, framework, f"Install the cuDNN {name} needs: reinstall it with its CUDA extra "
                          f"(`envdoctor install {framework}`), and do not let an older system cuDNN come first"),
-            evidence=(f"python.packages.{dist}={version}", f"cudnn.loaded={loaded.version} ({loaded.source})"),
+            evidence=(f"python.packages.{dist}={version}",
+                      f"cudnn[{facts.cudnn.index(loaded)}].version={loaded.version} ({loaded.source}, loaded first)",
+                      f"nvidia.driver_version={facts.nvidia.driver_version}"),  # a usable GPU: the check runs
         )
 
 
@@ -188,7 +190,8 @@ def _tensorflow_libs(facts: Facts) -> Iterable[Finding]:
                 "\"Cannot dlopen some GPU libraries\" and runs on the CPU."),
         fix=plan_fix(facts, "tensorflow", "Install TensorFlow with its CUDA wheels: `python -m pip install \"tensorflow[and-cuda]\"`",
                      version=f"=={public(version)}"),
-        evidence=(f"python.packages.tensorflow={version}", f"cuda_toolkits={','.join(_toolkit_majors(facts)) or None}", "python.packages.nvidia-*=none"),
+        evidence=(f"python.packages.tensorflow={version}", f"cuda_toolkits={','.join(_toolkit_majors(facts)) or None}", "python.packages.nvidia-*=none",
+                  f"python.packages={len(facts.python.packages)} packages listed"),
     )
 
 

@@ -25,6 +25,7 @@ def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
     if not nv.pci_devices or nv.driver_version or facts.driver_present is not False:
         return  # a driver that was simply not recorded is unknown, not missing
     evidence = [f"nvidia.pci_devices[{i}]={d.address}" for i, d in enumerate(nv.pci_devices)]
+    evidence += _why_no_driver(facts)
     fix = "Install the NVIDIA driver from your distribution (Ubuntu: `sudo ubuntu-drivers install`), then reboot"
     if all(d.driver == "vfio-pci" for d in nv.pci_devices):
         detail = ("An NVIDIA GPU is on the PCI bus, bound to vfio-pci: it is reserved for passing through to a "
@@ -46,6 +47,15 @@ def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
         fix=(fix,),
         evidence=tuple(evidence),
     )
+
+
+def _why_no_driver(facts: Facts) -> list[str]:
+    """The facts that say the driver is absent (Facts.driver_present is False): the kernel driver bound to
+    each GPU on the bus, or a probe that recorded no driver version."""
+    bound = [f"nvidia.pci_devices[{i}].driver={d.driver}" for i, d in enumerate(facts.nvidia.pci_devices) if d.driver]
+    if bound and all(d.driver in ("nouveau", "vfio-pci") for d in facts.nvidia.pci_devices):
+        return bound
+    return ["nvidia.driver_version=null (recorded by a probe: no driver answered)"]
 
 
 def _driver_not_answering(nv) -> Finding:

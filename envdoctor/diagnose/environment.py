@@ -11,7 +11,7 @@ from envdoctor.diagnose._common import (
     cuda_of_tag, has_usable_gpu, major_minor, nvidia_wheels, package, package_copies, pip_cuda_runtime, public,
     toolkits,
 )
-from envdoctor.diagnose.frameworks import torch_build
+from envdoctor.diagnose.knowledge import torch_build
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 

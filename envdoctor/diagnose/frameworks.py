@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
+from envdoctor.diagnose.knowledge import torch_build  # (also imported from here by diagnose/build.py)
 from envdoctor.diagnose._common import (
     DEEP_KEYS, FRAMEWORK_NAMES, TORCH_COMPANIONS, cuda_of_tag, driver_at_least, framework_of, has_usable_gpu, local_tag,
     major_minor, package, package_copies, pip_cuda_runtime, plan_fix, public,
@@ -18,35 +19,6 @@ from envdoctor.findings import Finding
 def platform_key(facts: Facts) -> Optional[str]:
     """How the matrices name a platform: linux_x86_64, linux_aarch64, windows_amd64, macos_arm64..."""
     return knowledge.platform(facts)
-
-
-def torch_build(facts: Facts) -> tuple[Optional[str], Optional[str], str]:
-    """(version, build, how we know) of the installed torch: build is "cpu", "cu124", "rocm6.2"..."""
-    version = package(facts, "torch")
-    if not version:
-        return None, None, ""
-    deep = framework_of(facts, "pytorch")
-    if deep and deep.version and not deep.import_error:
-        if deep.cuda:
-            return version, "cu" + deep.cuda.replace(".", "")[:3], "frameworks.torch.cuda"
-        if deep.extra.get("hip"):
-            return version, "rocm", "frameworks.torch.extra.hip"
-        # No CUDA in a record of the deep probe (or a report saying "CUDA used to build PyTorch: None")
-        # is a CPU build; a report that only named the version says nothing about it.
-        if deep.extra.get("cuda_build") is False or "frameworks" in (facts.recorded or ()):
-            return version, "cpu", "frameworks.torch.cuda=null"
-    tag = local_tag(version)
-    if tag and (tag == "cpu" or tag.startswith(("cu", "rocm", "xpu"))):
-        return version, tag, f"python.packages.torch={version}"
-    conda = facts.python.conda_packages
-    if conda.get("pytorch"):  # a conda build: its CUDA comes from pytorch-cuda / cuda-version, not the registry
-        cuda = conda.get("pytorch-cuda") or conda.get("cuda-version")
-        build = "cu" + "".join(cuda.split(".")[:2]) if cuda else None
-        return version, build, f"conda packages pytorch {conda['pytorch']}" + (f", CUDA {cuda}" if cuda else "")
-    candidates = knowledge.candidate_platforms(facts)
-    default = knowledge.unanimous(knowledge.torch_default_build(str(public(version)), p) for p in candidates)
-    where = candidates[0] if len(candidates) == 1 else f"every platform this machine can be ({', '.join(candidates)})"
-    return version, default, f"registry default build of torch {public(version)} on {where}"
 
 
 def tensorflow_gpu(facts: Facts) -> Optional[str]:
@@ -72,22 +44,31 @@ def cpu_only_build(facts: Facts) -> Iterable[Finding]:
     if not facts.gpus or facts.driver_present is False or facts.jetson is not None or facts.host.os not in ("linux", "windows"):
         return
     usable = "a usable NVIDIA GPU" if has_usable_gpu(facts) else "an NVIDIA GPU"
-    for framework, dist, version, why in _cpu_builds(facts):
+    for framework, dist, version, why, decided_by in _cpu_builds(facts):
         name = FRAMEWORK_NAMES[framework]
         yield Finding(
             code="cpu-only-build", severity="error", section="frameworks",
             title=f"{dist} {version} is a CPU-only build, but this machine has {usable}",
             detail=(f"{why} {name} will run everything on the CPU; the {len(facts.gpus)} GPU(s) stay idle."),
             fix=plan_fix(facts, framework, f"Reinstall a CUDA build of {name}: `envdoctor install {framework} --cuda auto`"),
-            evidence=(f"python.packages.{dist}={version}", f"nvidia.driver_version={facts.nvidia.driver_version or 'unknown'}"),
+            evidence=(f"python.packages.{dist}={version}", f"nvidia.driver_version={facts.nvidia.driver_version or 'unknown'}",
+                      *decided_by),
         )
 
 
-def _cpu_builds(facts: Facts) -> Iterable[tuple[str, str, str, str]]:
+def _all_packages(facts: Facts) -> str:
+    """Evidence that a conclusion rests on a package NOT being installed: the whole (probed) list."""
+    return f"python.packages={len(facts.python.packages)} packages listed"
+
+
+def _cpu_builds(facts: Facts) -> Iterable[tuple[str, str, str, str, tuple[str, ...]]]:
+    """(framework, dist, version, why, the further facts that decided it) of each CPU-only build."""
     version, build, how = torch_build(facts)
     if version and build and (build == "cpu" or build.startswith(("rocm", "xpu"))):
         kind = "a CPU" if build == "cpu" else f"an {build.upper()[:4]} (non-NVIDIA)"
-        yield "pytorch", "torch", version, f"The installed torch is {kind} build ({how})."
+        decided_by = () if how.startswith(("python.packages", "frameworks")) else tuple(  # the platform's default build
+            f"host.{key}={value}" for key, value in (("os", facts.host.os), ("arch", facts.host.arch)) if value)
+        yield "pytorch", "torch", version, f"The installed torch is {kind} build ({how}).", decided_by
     tf = _tensorflow_cpu(facts)
     if tf:
         yield tf
@@ -97,32 +78,38 @@ def _cpu_builds(facts: Facts) -> Iterable[tuple[str, str, str, str]]:
     if jaxlib and facts.host.os == "linux" and listed:
         plugins = [n for n in facts.python.packages if n.startswith("jax-cuda") and n.endswith("plugin")]
         if not plugins and "cuda" not in (local_tag(jaxlib) or ""):
-            yield "jax", "jaxlib", jaxlib, "jaxlib is installed without a CUDA plugin (jax-cuda12-plugin / jax-cuda13-plugin)."
+            yield ("jax", "jaxlib", jaxlib, "jaxlib is installed without a CUDA plugin (jax-cuda12-plugin / jax-cuda13-plugin).",
+                   (_all_packages(facts),))
     paddle = package(facts, "paddlepaddle")
     if paddle and not package(facts, "paddlepaddle-gpu") and listed:
-        yield "paddle", "paddlepaddle", paddle, "`paddlepaddle` is Paddle's CPU package; the GPU build is `paddlepaddle-gpu`."
+        yield ("paddle", "paddlepaddle", paddle, "`paddlepaddle` is Paddle's CPU package; the GPU build is `paddlepaddle-gpu`.",
+               (_all_packages(facts),))
     deep = framework_of(facts, "paddle")
     gpu_paddle = package(facts, "paddlepaddle-gpu")
     if gpu_paddle and deep and deep.version and not deep.import_error and deep.extra.get("compiled_with_cuda") is False:
-        yield "paddle", "paddlepaddle-gpu", gpu_paddle, "The installed Paddle reports is_compiled_with_cuda() = False."
+        yield ("paddle", "paddlepaddle-gpu", gpu_paddle, "The installed Paddle reports is_compiled_with_cuda() = False.",
+               ("frameworks.paddle.compiled_with_cuda=false",))
 
 
-def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str]]:
+def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str, tuple[str, ...]]]:
     if facts.host.os != "linux":
         return None  # native Windows: tf-windows-native-gpu says it better
     cpu = package(facts, "tensorflow-cpu")
     if cpu and not package(facts, "tensorflow") and facts.lists_everything("python.packages"):
-        return "tensorflow", "tensorflow-cpu", cpu, "`tensorflow-cpu` is TensorFlow's CPU-only package."
+        return ("tensorflow", "tensorflow-cpu", cpu, "`tensorflow-cpu` is TensorFlow's CPU-only package.",
+                (_all_packages(facts),))
     version = package(facts, "tensorflow")
     if not version:
         return None
     deep = framework_of(facts, "tensorflow")
     if deep and deep.version and not deep.import_error and deep.extra.get("is_cuda_build") is False:
-        return "tensorflow", "tensorflow", version, "The installed TensorFlow reports is_cuda_build=False."
+        return ("tensorflow", "tensorflow", version, "The installed TensorFlow reports is_cuda_build=False.",
+                ("frameworks.tensorflow.is_cuda_build=false",))
     if facts.host.arch == "aarch64":
         gpu_wheels = knowledge.tf_has_gpu(str(public(version)), platform_key(facts))
         if gpu_wheels is False:
-            return "tensorflow", "tensorflow", version, "TensorFlow's Linux aarch64 wheels are CPU-only."
+            return ("tensorflow", "tensorflow", version, "TensorFlow's Linux aarch64 wheels are CPU-only.",
+                    (f"host.arch={facts.host.arch}",))
     return None
 
 
@@ -220,23 +207,44 @@ def jax_version_skew(facts: Facts) -> Iterable[Finding]:
 @rule
 def driver_too_old(facts: Facts) -> Iterable[Finding]:
     nv = facts.nvidia
-    if not facts.has_usable_driver or facts.jetson is not None or (nv.driver_kind == "jetson"):
+    if nv is None or facts.jetson is not None or nv.driver_kind == "jetson":
+        return
+    if not facts.has_usable_driver and not _driver_cuda_only(facts):
         return
     target_os = "windows" if facts.host.os == "windows" or nv.driver_kind == "wsl" or facts.host.wsl else "linux"
     for framework, dist, version, cuda, how in _cuda_builds(facts):
         minimum = knowledge.wheel_min_driver(cuda, target_os)
-        if not minimum or driver_at_least(nv.driver_version, str(minimum)):
+        if not minimum or not _below(facts, str(minimum)):
             continue
         name = FRAMEWORK_NAMES[framework]
+        have = nv.driver_version or f"a driver for CUDA ≤ {nv.driver_cuda} (nvidia-smi's \"CUDA Version\")"
         yield Finding(
             code="driver-too-old", severity="error", section="nvidia",
-            title=f"{dist} {version} needs NVIDIA driver >= {minimum} (CUDA {cuda}); this machine has {nv.driver_version}",
+            title=f"{dist} {version} needs NVIDIA driver >= {minimum} (CUDA {cuda}); this machine has {have}",
             detail=(f"The installed {name} build uses CUDA {cuda} ({how}). Its CUDA runtime refuses to start on an older "
                     f"driver (\"CUDA driver version is insufficient\" / \"The NVIDIA driver on your system is too old\"), "
                     f"so {name} runs on the CPU or fails."),
             fix=_driver_fixes(facts, framework, str(minimum)),
-            evidence=(f"nvidia.driver_version={nv.driver_version}", f"python.packages.{dist}={version}"),
+            evidence=(f"nvidia.driver_version={nv.driver_version}" if nv.driver_version else
+                      f"nvidia.driver_cuda={nv.driver_cuda}", f"python.packages.{dist}={version}"),
         )
+
+
+def _driver_cuda_only(facts: Facts) -> bool:
+    """No driver version recorded, but the highest CUDA the driver supports (nvidia-smi's "CUDA Version")."""
+    nv = facts.nvidia
+    return bool(nv.driver_cuda and not nv.driver_version and not nv.failure and facts.driver_present is not False)
+
+
+def _below(facts: Facts, minimum: str) -> bool:
+    """Is the driver older than `minimum`? From its version; or, where only the CUDA it supports is known,
+    when that CUDA is below what the `minimum` driver's branch supports (support grows with the driver,
+    so every driver for the lower CUDA is older than `minimum`)."""
+    nv = facts.nvidia
+    if nv.driver_version:
+        return not driver_at_least(nv.driver_version, minimum)
+    needs = knowledge.driver_branch_cuda(minimum)
+    return bool(needs) and not driver_at_least(nv.driver_cuda, needs)
 
 
 def _driver_fixes(facts: Facts, framework: str, minimum: str) -> tuple:

@@ -11,7 +11,8 @@ from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import framework_of, gpu_ccs, package, plan_fix, public
-from envdoctor.diagnose.frameworks import platform_key, tensorflow_gpu, torch_build
+from envdoctor.diagnose.frameworks import platform_key, tensorflow_gpu
+from envdoctor.diagnose.knowledge import torch_build
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 

@@ -80,6 +80,11 @@ def wheel_min_driver(cuda: str, os: str) -> Optional[str]:
     return call("drivers", "wheel_min_driver", cuda, os)
 
 
+def driver_branch_cuda(driver: str) -> Optional[str]:
+    """The highest CUDA the branch of this driver supports ("13.0"), from drivers.toml."""
+    return call("drivers", "branch_cuda", driver)
+
+
 def build_runs_on(arch_list, cc: str):
     """The gpus matrix's verdict (truthy `.runs`, `.reason`) for a build's arch list on capability `cc`."""
     return call("gpus", "build_runs_on", list(arch_list), cc)
@@ -98,6 +103,40 @@ def torch_default_build(version: str, platform_key: Optional[str]) -> Optional[s
 def torch_arch_list(version: str, tag: str, platform_key: Optional[str]) -> Optional[tuple[str, ...]]:
     build = call("pytorch", "build", version, tag, platform_key) if platform_key else None
     return tuple(build.archs) if build is not None and build.archs else None
+
+
+def torch_build(facts) -> tuple[Optional[str], Optional[str], str]:
+    """(version, build, how we know) of the installed torch: build is "cpu", "cu124", "rocm6.2"...
+
+    Shared by the rules and by the completion stage (envdoctor/complete.py), which fills the build's
+    kernel list from it."""
+    from envdoctor.diagnose._common import framework_of, local_tag, package, public
+
+    version = package(facts, "torch")
+    if not version:
+        return None, None, ""
+    deep = framework_of(facts, "pytorch")
+    if deep and deep.version and not deep.import_error:
+        if deep.cuda:
+            return version, "cu" + deep.cuda.replace(".", "")[:3], "frameworks.torch.cuda"
+        if deep.extra.get("hip"):
+            return version, "rocm", "frameworks.torch.extra.hip"
+        # No CUDA in a record of the deep probe (or a report saying "CUDA used to build PyTorch: None")
+        # is a CPU build; a report that only named the version says nothing about it.
+        if deep.extra.get("cuda_build") is False or "frameworks" in (facts.recorded or ()):
+            return version, "cpu", "frameworks.torch.cuda=null"
+    tag = local_tag(version)
+    if tag and (tag == "cpu" or tag.startswith(("cu", "rocm", "xpu"))):
+        return version, tag, f"python.packages.torch={version}"
+    conda = facts.python.conda_packages
+    if conda.get("pytorch"):  # a conda build: its CUDA comes from pytorch-cuda / cuda-version, not the registry
+        cuda = conda.get("pytorch-cuda") or conda.get("cuda-version")
+        build = "cu" + "".join(cuda.split(".")[:2]) if cuda else None
+        return version, build, f"conda packages pytorch {conda['pytorch']}" + (f", CUDA {cuda}" if cuda else "")
+    candidates = candidate_platforms(facts)
+    default = unanimous(torch_default_build(str(public(version)), p) for p in candidates)
+    where = candidates[0] if len(candidates) == 1 else f"every platform this machine can be ({', '.join(candidates)})"
+    return version, default, f"registry default build of torch {public(version)} on {where}"
 
 
 def torch_companions(version: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ TensorFlow on native Windows, and a glibc too old for the installed wheels."""
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
 from envdoctor.diagnose._common import package, plan_fix, public
@@ -117,9 +117,24 @@ def glibc_too_old(facts: Facts) -> Iterable[Finding]:
         return
     for dist in ("torch", "tensorflow", "jaxlib", "paddlepaddle", "paddlepaddle-gpu"):
         version = package(facts, dist)
-        needed = knowledge.glibc_required(dist, str(public(version))) if version else None
+        needed = _glibc_needed(facts, dist, str(public(version))) if version else None
         if needed and public(glibc) is not None and public(glibc) < public(str(needed)):
             yield _glibc_finding(facts, dist, version, str(needed), glibc, f"python.packages.{dist}={version}")
+
+
+_GLIBC_MATRIX = {"torch": "pytorch", "tensorflow": "tensorflow", "jaxlib": "jax", "paddlepaddle": "paddle",
+                 "paddlepaddle-gpu": "paddle"}
+
+
+def _glibc_needed(facts: Facts, dist: str, version: str) -> Optional[str]:
+    """The glibc floor of the wheels for this machine's architecture (torch 2.6: 2.17 on x86_64 but
+    2.28 on aarch64); the x86_64 floor where the architecture is unknown."""
+    row = knowledge.call(_GLIBC_MATRIX[dist], "release", version)
+    platform_key = knowledge.platform(facts)
+    per_platform = getattr(row, "glibc_for", None)
+    if callable(per_platform) and platform_key and platform_key.startswith("linux"):
+        return per_platform(platform_key)
+    return knowledge.glibc_required(dist, version)
 
 
 def _glibc_finding(facts: Facts, dist: str, version, needed: str, glibc, ev: str) -> Finding:

@@ -24,6 +24,7 @@ from typing import Iterable, Optional
 
 from envdoctor.matrix.drivers import cuda_tuple
 from envdoctor.matrix.loader import MatrixError, load
+from envdoctor.matrix.memo import memoised, strings
 
 FILE = "gpus.toml"
 
@@ -45,6 +46,10 @@ class Product:
     family: str
     cc: str
     source: str
+    desktop: Optional[re.Pattern] = None  # the names in this row that are desktop/workstation cards (x86_64 PCs)
+
+    def is_desktop(self, name: str) -> bool:
+        return bool(self.desktop and self.desktop.search(name or ""))
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,15 @@ _DOTTED = re.compile(r"^(\d+)\.(\d)([af]?)(\+ptx)?$", re.IGNORECASE)
 
 def parse_kernels(token: str) -> list[Kernel]:
     """'sm_90a' / 'compute_120' / '8.6' / '8.6+PTX' → kernels ('8.6+PTX' is a cubin and PTX)."""
+    return list(_kernels(token))
+
+
+@memoised
+def _kernels(token: str) -> tuple[Kernel, ...]:
+    return tuple(_parse_kernels(token))
+
+
+def _parse_kernels(token: str) -> list[Kernel]:
     text = token.strip()
     m = _KERNEL.match(text.lower())
     if m:
@@ -136,7 +150,8 @@ def parse_products(data: dict, known_ccs: Iterable[str]) -> tuple[Product, ...]:
     for i, row in enumerate(data.get("product", []), 1):
         where = f"{FILE}: [[product]] row {i} ({row.get('family')})"
         try:
-            item = Product(re.compile(row["pattern"], re.IGNORECASE), row["family"], row["cc"], row["source"])
+            desktop = re.compile(row["desktop"], re.IGNORECASE) if row.get("desktop") else None
+            item = Product(re.compile(row["pattern"], re.IGNORECASE), row["family"], row["cc"], row["source"], desktop)
         except re.error as exc:
             raise MatrixError(f"{where}: bad pattern: {exc}") from None
         except (KeyError, TypeError) as exc:
@@ -165,6 +180,7 @@ def validate(data: Optional[dict] = None) -> None:
 
 # --- questions ------------------------------------------------------------------------------------
 
+@memoised
 def arch(cc: str) -> Optional[Arch]:
     wanted = cc_tuple(cc)
     for row in archs():
@@ -173,16 +189,24 @@ def arch(cc: str) -> Optional[Arch]:
     return None
 
 
+@memoised
 def is_tegra(cc: str) -> bool:
     row = arch(cc)
     return bool(row and row.tegra)
 
 
+@memoised
 def product_for_name(name: str) -> Optional[Product]:
     for row in products():
         if row.pattern.search(name or ""):
             return row
     return None
+
+
+def is_desktop_card(name: str) -> Optional[bool]:
+    """'NVIDIA GeForce RTX 4090' -> True (a desktop card, in x86_64 PCs); 'NVIDIA L4' -> False; None: unknown product."""
+    row = product_for_name(name)
+    return row.is_desktop(name) if row else None
 
 
 def compute_capability_for_name(name: str) -> Optional[str]:
@@ -191,6 +215,7 @@ def compute_capability_for_name(name: str) -> Optional[str]:
     return row.cc if row else None
 
 
+@memoised
 def cuda_can_build(cc: str, cuda: str) -> Optional[bool]:
     """Can toolkit `cuda` ("13.0") compile for capability `cc`? None for an unknown capability."""
     row = arch(cc)
@@ -204,6 +229,18 @@ def cuda_can_build(cc: str, cuda: str) -> Optional[bool]:
 
 def build_runs_on(arch_list: Iterable[str], cc: str) -> Verdict:
     """Does a binary with these kernels run on a GPU of compute capability `cc`?"""
+    key = strings(arch_list)
+    if key is not None and type(cc) is str:
+        return _build_runs_on(key, cc)
+    return _judge_build(arch_list, cc)
+
+
+@functools.lru_cache(maxsize=4096)
+def _build_runs_on(arch_list: tuple[str, ...], cc: str) -> Verdict:
+    return _judge_build(arch_list, cc)
+
+
+def _judge_build(arch_list: Iterable[str], cc: str) -> Verdict:
     device = cc_tuple(cc)
     tegra_device = is_tegra(cc)
     kernels = [k for token in arch_list for k in parse_kernels(token)]

@@ -20,7 +20,9 @@ MARKS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "error": ("✗", "red
 def summary(result: SmokeResult) -> str:
     """One line about what a check showed: its numbers when it passed, its reason otherwise."""
     if result.status != "pass":
-        return (result.reason or result.status) + (f" [{result.code}]" if result.code else "")
+        text = (result.reason or result.status) + (f" [{result.code}]" if result.code else "")
+        shown = result.fix and result.status in ("fail", "error") and result.fix not in text
+        return text + (f" — fix: {result.fix}" if shown else "")
     d = result.details
     describe = SUMMARIES.get(result.check)
     try:
@@ -89,6 +91,9 @@ def _cells(row: Row, now: Callable[[], float]) -> list:
         return [Text("·", style="dim"), row.framework, row.check, "", "", Text("waiting", style="dim")]
     r = row.result
     mark, colour = MARKS[r.status]
+    from envdoctor.render.marks import fit
+
+    mark = fit(mark)
     seconds = f"{r.seconds:.1f} s" if r.seconds else ""
     return [Text(mark, style=f"bold {colour}"), r.framework, r.check, escape(r.device or ""), seconds,
             Text(summary(r), style=colour if r.status != "pass" else "")]

@@ -27,6 +27,7 @@ class FrameworkSpec:
 class FailureRule:
     code: str
     explanation: str
+    fix: str = ""
     symptoms: frozenset[str] = frozenset()
     pattern: Optional[re.Pattern] = None
 
@@ -37,12 +38,23 @@ class FailureRule:
 
 
 @dataclass(frozen=True)
+class OptionalDependency:
+    """A module the framework itself uses only for some calls, recognised by the error it raises without it."""
+
+    framework: str
+    module: str
+    distribution: str
+    pattern: re.Pattern
+
+
+@dataclass(frozen=True)
 class Catalog:
     checks: tuple[str, ...]
     frameworks: tuple[FrameworkSpec, ...]
     failures: tuple[FailureRule, ...]
     framework_codes: tuple[str, ...]
     machine_codes: tuple[str, ...]
+    optional: tuple[OptionalDependency, ...] = ()
 
     def framework(self, name: str) -> Optional[FrameworkSpec]:
         key = name.strip().lower()
@@ -61,7 +73,17 @@ def catalog() -> Catalog:
     frameworks = tuple(_framework(row) for row in data.get("framework", ()))
     failures = tuple(_failure(row) for row in data.get("failure", ()))
     diag = data.get("diagnose", {})
-    return Catalog(checks, frameworks, failures, tuple(diag.get("framework_codes", ())), tuple(diag.get("machine_codes", ())))
+    optional = tuple(OptionalDependency(row["framework"], row["module"], row["distribution"],
+                                        _compile(row["pattern"], row["module"])) for row in data.get("optional", ()))
+    return Catalog(checks, frameworks, failures, tuple(diag.get("framework_codes", ())),
+                   tuple(diag.get("machine_codes", ())), optional)
+
+
+def _compile(pattern: str, what: str) -> re.Pattern:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise MatrixError(f"{FILE}: ({what}): bad pattern: {exc}") from None
 
 
 def _framework(row: dict) -> FrameworkSpec:
@@ -81,4 +103,4 @@ def _failure(row: dict) -> FailureRule:
             pattern = re.compile(row["pattern"], re.IGNORECASE)
         except re.error as exc:
             raise MatrixError(f"{FILE}: [[failure]] ({code}): bad pattern: {exc}") from None
-    return FailureRule(code, row.get("explanation", ""), frozenset(row.get("symptoms", ())), pattern)
+    return FailureRule(code, row.get("explanation", ""), row.get("fix", ""), frozenset(row.get("symptoms", ())), pattern)

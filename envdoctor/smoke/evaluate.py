@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, Optional
 
 from envdoctor.facts import Facts
+from envdoctor.findings import render_fix
 from envdoctor.smoke.catalog import Catalog, FrameworkSpec
 from envdoctor.smoke.results import SmokeResult
 from envdoctor.smoke.runner import TAIL_CHARS
@@ -96,15 +97,33 @@ def explain_failure(result: SmokeResult, spec: FrameworkSpec, catalog: Catalog, 
     text = "\n".join(filter(None, [result.reason, result.output, str(result.details.get("output_tail") or "")]))
     for rule in catalog.failures:
         if rule.matches(seen, text):
-            return _with_code(result, rule.code, rule.explanation)
+            return _with_code(result, rule.code, rule.explanation, rule.fix.replace("{install}", f"`{spec.install}`"))
+    missing = _missing_optional(result, spec, catalog, facts, text)
+    if missing:  # an optional dependency of the framework itself: said as what it is, with its install
+        python = facts.python.executable or "python"
+        reason = result.reason or ""
+        if "optional module" not in reason:
+            reason = f"{spec.name} needs the optional module '{missing}' here, which is not installed ({reason})"
+        return result.with_(reason=reason, fix=render_fix((python, "-m", "pip", "install", missing)))
     if not (seen or _on_gpu(result)):
         return result
     for finding in diagnosis():
         if finding.severity != "error":
             continue
         if finding.code in catalog.machine_codes or (finding.code in catalog.framework_codes and _mentions(finding, spec)):
-            return _with_code(result, finding.code, finding.title)
+            return _with_code(result, finding.code, finding.title, render_fix(finding.fix[0]) if finding.fix else "")
     return result
+
+
+def _missing_optional(result: SmokeResult, spec: FrameworkSpec, catalog: Catalog, facts: Facts, text: str) -> str:
+    """The distribution to install when the failure is a missing optional dependency of the framework."""
+    module = result.details.get("missing_module")
+    if module:
+        return str(module)
+    for row in catalog.optional:
+        if row.framework == spec.name and row.pattern.search(text) and not facts.python.packages.get(row.distribution):
+            return row.distribution
+    return ""
 
 
 def _on_gpu(result: SmokeResult) -> bool:
@@ -117,8 +136,8 @@ def _mentions(finding, spec: FrameworkSpec) -> bool:
     return any(name in text for name in (spec.name, *spec.aliases, *spec.distributions))
 
 
-def _with_code(result: SmokeResult, code: str, explanation: str) -> SmokeResult:
+def _with_code(result: SmokeResult, code: str, explanation: str, fix: str = "") -> SmokeResult:
     reason = result.reason or ""
     if explanation and explanation.lower() not in reason.lower():
         reason = f"{reason}: {explanation}" if reason else explanation
-    return result.with_(code=code, reason=reason)
+    return result.with_(code=code, reason=reason, fix=fix or result.fix)

@@ -20,6 +20,7 @@ class SmokeResult:
     details: dict[str, Any] = field(default_factory=dict)
     reason: Optional[str] = None  # why it failed, errored or was skipped
     code: Optional[str] = None  # the finding code that explains a failure, when one is known
+    fix: Optional[str] = None  # what to do about a failure (a command or a step), when one is known
     output: str = field(default="", repr=False)  # what a failed check printed (for matching; not in JSON)
 
     def __post_init__(self) -> None:
@@ -35,7 +36,7 @@ class SmokeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"framework": self.framework, "check": self.check, "device": self.device, "status": self.status,
-                "seconds": round(self.seconds, 3), "details": self.details, "reason": self.reason, "code": self.code}
+                "seconds": round(self.seconds, 3), "details": self.details, "reason": self.reason, "code": self.code, "fix": self.fix}
 
 
 def document(results: list[SmokeResult]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
-"""Run the smoke suite: frameworks × checks, one subprocess per check, one check at a time.
+"""Run the smoke suite: frameworks × checks, the checks of a framework in one subprocess, one at a time.
 
-Scheduling: every check runs alone, frameworks one after another. Checks of one framework share
+Scheduling: every check runs alone, frameworks one after another; a framework's checks share one
+process, so its import and warm-up are paid once (a crash moves the rest to a fresh process). Checks of one framework share
 its device; checks of different frameworks could overlap on a CPU, but then they compete for the
 cores and the step times they report would be wrong (this is a 2-core CI box), and two frameworks
 that both grab the GPU's memory would fail each other. So nothing runs in parallel; the cost is the
@@ -18,7 +19,7 @@ from envdoctor.facts import Facts
 from envdoctor.smoke import evaluate
 from envdoctor.smoke.catalog import Catalog, FrameworkSpec, catalog
 from envdoctor.smoke.results import ALL_CHECKS, SmokeResult
-from envdoctor.smoke.runner import CheckRun, run_check
+from envdoctor.smoke.runner import CheckRun, did_not_import, run_batch
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -69,9 +70,13 @@ def make_plan(request: SmokeRequest, facts: Facts, cat: Optional[Catalog] = None
         spec = cat.framework(name)
         plan.specs[spec.name] = spec
         if not installed(spec, facts):
+            # Named on the command line, a framework that cannot run is a failure; found missing while
+            # looking at every known framework, it is a skip.
             where = facts.python.executable or "the target interpreter"
+            status = "fail" if request.frameworks else "skip"
             plan.rows.append(Row(spec.name, ALL_CHECKS, "done", result=SmokeResult(
-                spec.name, ALL_CHECKS, "skip", reason=f"{spec.name} is not installed in {where}; install it with `{spec.install}`")))
+                spec.name, ALL_CHECKS, status, reason=f"{spec.name} is not installed in {where}; install it with `{spec.install}`",
+                fix=spec.install)))
             continue
         plan.rows.extend(Row(spec.name, check) for check in checks)
     return plan
@@ -80,41 +85,68 @@ def make_plan(request: SmokeRequest, facts: Facts, cat: Optional[Catalog] = None
 def run_plan(plan: Plan, request: SmokeRequest, facts: Facts, python: str,
              on_change: Callable[[], None] = lambda: None,
              environ: Optional[Mapping[str, str]] = None) -> list[SmokeResult]:
-    """Run the pending rows one at a time; `on_change` is called when a row starts and ends."""
+    """Run the pending rows, framework by framework; `on_change` is called when a row starts and ends.
+
+    The checks of one framework share one process (one import, one warm-up); the oom check, which
+    fills the GPU and touches only the first one, gets its own. After a check that crashed, hung or
+    ended its process, the checks it did not reach run in a fresh process; after one whose framework
+    did not import, they are not run (and say so).
+    """
     environ = dict(os.environ if environ is None else environ)
     cat = catalog()
     diagnosis = _lazy_diagnosis(facts)
-    broken: dict[str, str] = {}  # framework -> why its remaining checks are not run
-    for row in plan.rows:
-        if row.state == "done":
-            continue
-        spec = plan.specs[row.framework]
-        row.state, row.started = "running", time.monotonic()
-        on_change()
-        row.result = _one(row, spec, request, facts, python, environ, broken)
-        row.result = evaluate.explain_failure(row.result, spec, cat, facts, environ, diagnosis)
-        if _did_not_import(row.result):
-            broken[row.framework] = f"not run: {row.framework} did not import (see its {row.check} check)"
-        row.state = "done"
-        on_change()
+    for framework, rows in _pending_by_framework(plan):
+        spec = plan.specs[framework]
+        runnable = []
+        for row in rows:
+            why = evaluate.pre_skip(row.check, request.device, facts)
+            if why:
+                _finish(row, SmokeResult(framework, row.check, "skip", reason=why), on_change)
+            else:
+                runnable.append(row)
+        shared = [r for r in runnable if r.check != "oom"]
+        alone = [r for r in runnable if r.check == "oom"]
+        for batch, env in ((shared, environ), (alone, evaluate.oom_env(environ))):
+            _run_rows(batch, spec, request, facts, python, env, environ, cat, diagnosis, on_change)
     return [row.result for row in plan.rows]
 
 
-def _one(row: Row, spec: FrameworkSpec, request: SmokeRequest, facts: Facts, python: str,
-         environ: Mapping[str, str], broken: dict[str, str]) -> SmokeResult:
-    if row.framework in broken:
-        return SmokeResult(row.framework, row.check, "skip", reason=broken[row.framework])
-    why = evaluate.pre_skip(row.check, request.device, facts)
-    if why:
-        return SmokeResult(row.framework, row.check, "skip", reason=why)
-    env = evaluate.oom_env(environ) if row.check == "oom" else environ
-    job = CheckRun(spec, row.check, python, request.device, request.timeout, request.steps, env)
-    result = run_check(job)
-    return evaluate.compare_devices(result, facts, request.device, environ)
+def _pending_by_framework(plan: Plan) -> list[tuple[str, list[Row]]]:
+    groups: dict[str, list[Row]] = {}
+    for row in plan.rows:
+        if row.state != "done":
+            groups.setdefault(row.framework, []).append(row)
+    return list(groups.items())
 
 
-def _did_not_import(result: SmokeResult) -> bool:
-    return result.status == "error" and result.details.get("phase") in (None, "start", "import")
+def _run_rows(rows: list[Row], spec: FrameworkSpec, request: SmokeRequest, facts: Facts, python: str,
+              env: Mapping[str, str], environ: Mapping[str, str], cat: Catalog, diagnosis, on_change) -> None:
+    by_check = {row.check: row for row in rows}
+    pending = [row.check for row in rows]
+    job = CheckRun(spec, pending[0], python, request.device, request.timeout, request.steps, env) if rows else None
+
+    def started(check: str) -> None:
+        row = by_check[check]
+        row.state, row.started = "running", time.monotonic()
+        on_change()
+
+    while pending:
+        results = run_batch(job, pending, started)
+        for result in results:
+            result = evaluate.compare_devices(result, facts, request.device, environ)
+            result = evaluate.explain_failure(result, spec, cat, facts, environ, diagnosis)
+            _finish(by_check[result.check], result, on_change)
+            pending.remove(result.check)
+        if results and did_not_import(results[-1]):
+            why = f"not run: {spec.name} did not import (see its {results[-1].check} check)"
+            for check in pending:
+                _finish(by_check[check], SmokeResult(spec.name, check, "skip", reason=why), on_change)
+            return
+
+
+def _finish(row: Row, result: SmokeResult, on_change: Callable[[], None]) -> None:
+    row.result, row.state = result, "done"
+    on_change()
 
 
 def _lazy_diagnosis(facts: Facts) -> Callable[[], list]:

@@ -2,11 +2,14 @@
 every framework's checks have in common (the device choice, the verdicts of cnn / repro / amp, the
 OOM round trip, the spawned workers of multi); a script keeps only what its framework's API needs.
 
-Runs INSIDE the target interpreter next to a check script (`python torch_checks.py --check cnn`);
+Runs INSIDE the target interpreter next to a check script (`python torch_checks.py --check cnn,repro`);
 stdlib only, Python 3.8+. A check function takes a Context and returns its details (status pass),
-or raises Skip / Fail. Whatever happens, the last line on stdout is one JSON object:
-{"status", "device", "details", "reason"}. Progress markers ("#envdoctor phase=...") go to stdout
-before it, so that a process killed by a signal still tells how far it got.
+or raises Skip / Fail. The checks named run one after another in one process (the framework is
+imported once); each starts with a "#envdoctor check=NAME" line on stdout and stderr and ends with one
+JSON object on stdout: {"check", "status", "device", "details", "reason"}. Progress markers
+("#envdoctor phase=...") go to stdout before it, so that a process killed by a signal still tells
+which check it was in and how far it got; the caller reruns the checks after it in a fresh process.
+A check must leave the process as it found it (a global switch it sets, it resets).
 """
 
 import argparse
@@ -52,6 +55,7 @@ class Context:
         self.device = None  # what the check ran on; the check sets it once it knows
         self.details = {}
         self.import_seconds = None
+        self.planned = ()  # every check this process will run (some need the framework set up before its start)
 
     @property
     def repro_steps(self):
@@ -258,28 +262,47 @@ def run_workers(target, world, args=(), timeout=240.0):
     return sorted(got)
 
 
+CHECK_PREFIX = "#envdoctor check="  # before each check, on stdout and on stderr: whose output follows
+
+
 def parse_args(argv, check_names):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--check", required=True, choices=sorted(check_names))
+    parser.add_argument("--check", required=True, help="one check, or several separated by commas: " +
+                        ",".join(sorted(check_names)))
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--oom-seconds", type=float, default=60.0)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.checks = [c.strip() for c in args.check.split(",") if c.strip()]
+    unknown = [c for c in args.checks if c not in check_names]
+    if unknown or not args.checks:
+        parser.error("unknown check {} (choose from {})".format(",".join(unknown) or "''", ",".join(sorted(check_names))))
+    return args
 
 
-def emit(status, device, details, reason):
-    sys.stdout.write(json.dumps({"status": status, "device": device, "details": details, "reason": reason},
-                                default=str) + "\n")
+def emit(check, status, device, details, reason):
+    sys.stdout.write(json.dumps({"check": check, "status": status, "device": device, "details": details,
+                                 "reason": reason}, default=str) + "\n")
     sys.stdout.flush()
 
 
-def main(framework, checks, argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv, checks)
+def missing_module(exc, framework):
+    """The module a check needed and did not find, when it is not the framework itself (an optional
+    dependency of the framework, e.g. numpy for torch's tensor.numpy()), or None."""
+    if not isinstance(exc, ImportError):
+        return None
+    name = (getattr(exc, "name", None) or "").split(".")[0]
+    return name if name and name != framework else None
+
+
+def run_one(framework, name, check, args):
+    """One check in this process: (status, device, details, reason); never raises (but a crash kills us)."""
     ctx = Context(framework, args.device, args.steps, args.oom_seconds)
+    ctx.planned = tuple(args.checks)
     phase("start")
     status, reason = "pass", None
     try:
-        details = checks[args.check](ctx) or {}
+        details = check(ctx) or {}
     except Skip as exc:
         status, reason, details = "skip", str(exc), {}
     except Fail as exc:
@@ -289,11 +312,37 @@ def main(framework, checks, argv=None):
     except Exception as exc:  # the workout itself broke: that is what the check is for
         status, reason = "fail", one_line(exc)
         details = {"traceback": traceback.format_exc().strip().splitlines()[-6:]}
+        module = missing_module(exc, framework)
+        if module:
+            reason = "{} needs the optional module '{}' here, which is not installed ({})".format(
+                framework, module, reason)
+            details["missing_module"] = module
     details = dict(ctx.details, **details)
     if ctx.import_seconds is not None:
         details.setdefault("import_seconds", ctx.import_seconds)
-    emit(status, ctx.device, details, reason)
-    # Some frameworks hang in their atexit handlers after a failure; the result is out already.
+    return status, ctx.device, details, reason
+
+
+def main(framework, checks, argv=None, prepare=None):
+    """Run the checks named by --check (comma-separated) one after another in this process.
+
+    prepare(names, device_request), when given, runs first: what must be set before the framework starts
+    (environment variables the framework reads once) for every check planned in this process.
+    Before each check a CHECK_PREFIX line goes to stdout and stderr; after it, its JSON result line.
+    """
+    args = parse_args(sys.argv[1:] if argv is None else argv, checks)
+    if prepare is not None:
+        prepare(args.checks, args.device)
+    for name in args.checks:
+        sys.stderr.write(CHECK_PREFIX + name + "\n")
+        sys.stderr.flush()
+        sys.stdout.write(CHECK_PREFIX + name + "\n")
+        sys.stdout.flush()
+        status, device, details, reason = run_one(framework, name, checks[name], args)
+        emit(name, status, device, details, reason)
+        if status == "error" and details.get("phase") == "import":
+            break  # the framework does not import: the other checks cannot run in this process
+    # Some frameworks hang in their atexit handlers after a failure; the results are out already.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

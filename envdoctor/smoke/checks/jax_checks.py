@@ -16,6 +16,26 @@ DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops=true"
 CHILD_MARK = "ENVDOCTOR_SMOKE_REPRO_CHILD"
 
 
+HOST_DEVICES_FLAG = "--xla_force_host_platform_device_count=2"
+
+
+def prepare(checks, device_request):
+    """XLA reads its flags and JAX its allocator settings once, when the backend starts, which may be in
+    an earlier check of this process than the one that needs them."""
+    if "multi" in checks:
+        _add_host_devices()
+    if "repro" in checks:
+        # On a GPU the deterministic runs need a second process while this one holds the device: with
+        # JAX's default preallocation of 75% of the GPU in each, the second one would run out of memory.
+        os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+
+
+def _add_host_devices():
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" not in flags:
+        os.environ["XLA_FLAGS"] = (flags + " " + HOST_DEVICES_FLAG).strip()
+
+
 def _jax(ctx):
     if ctx.device_request == "cpu":
         os.environ["JAX_PLATFORMS"] = "cpu"
@@ -191,9 +211,7 @@ def oom(ctx):
 
 
 def repro(ctx):
-    # On a GPU the deterministic runs need a second process (below) while this one holds the device: with
-    # JAX's default preallocation of 75% of the GPU in each, the second one would run out of memory.
-    os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+    prepare(["repro"], ctx.device_request)  # in case this process did not plan it (a direct call)
     jax, device = _jax(ctx)
 
     def run():
@@ -243,10 +261,9 @@ def amp(ctx):
 
 
 def multi(ctx):
-    # Two virtual CPU devices make the sharded path testable on any machine; GPUs are used when two exist.
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_force_host_platform_device_count" not in flags:
-        os.environ["XLA_FLAGS"] = (flags + " --xla_force_host_platform_device_count=2").strip()
+    # Two virtual CPU devices make the sharded path testable on any machine; GPUs are used when two exist
+    # (prepare() asks for them before the backend starts).
+    _add_host_devices()
     jax, _ = _jax(ctx)
     import numpy as np
     gpus = [d for d in jax.devices() if d.platform == "gpu"] if ctx.device_request != "cpu" else []
@@ -285,4 +302,4 @@ def multi(ctx):
 CHECKS = {"devices": devices, "cnn": cnn, "oom": oom, "repro": repro, "amp": amp, "multi": multi}
 
 if __name__ == "__main__":
-    h.main("jax", CHECKS)
+    h.main("jax", CHECKS, prepare=prepare)

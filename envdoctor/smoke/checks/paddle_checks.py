@@ -110,9 +110,13 @@ def repro(ctx):
 
     default = h.two_runs(run)
     if ctx.device.startswith("cuda"):
+        saved = paddle.get_flags(["FLAGS_cudnn_deterministic"])
         paddle.set_flags({"FLAGS_cudnn_deterministic": True})
         settings = "paddle.seed + FLAGS_cudnn_deterministic"
-        deterministic = h.two_runs(run)
+        try:
+            deterministic = h.two_runs(run)
+        finally:  # the checks after this one in the same process run with the defaults again
+            paddle.set_flags(saved)
     else:
         settings = "paddle.seed (the CPU kernels have no nondeterministic mode to switch off)"
         deterministic = default

@@ -9,16 +9,24 @@ from _harness import BATCH, SEED, Fail
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep the C++ start-up chatter out of the logs
 
 
+LOGICAL_CPUS = 2  # for multi: TensorFlow fixes its logical devices when its runtime starts
+_CONFIGURED = []  # this process has set up TensorFlow's devices (the first check that loaded it)
+
+
 def _tf(ctx, logical_cpus=0):
     tf = ctx.load("tensorflow")
     ctx.details["version"] = tf.__version__
     ctx.details["cuda_build"] = bool(tf.test.is_built_with_cuda())
-    if logical_cpus:
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * logical_cpus)
+    if "multi" in ctx.planned:
+        logical_cpus = LOGICAL_CPUS
     gpus = tf.config.list_physical_devices("GPU")
-    if ctx.device_request == "cpu" and gpus:
-        tf.config.set_visible_devices([], "GPU")
+    if not _CONFIGURED:  # once per process: after the runtime started, TensorFlow refuses changes
+        if logical_cpus:
+            cpu = tf.config.list_physical_devices("CPU")[0]
+            tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * logical_cpus)
+        if ctx.device_request == "cpu" and gpus:
+            tf.config.set_visible_devices([], "GPU")
+        _CONFIGURED.append(True)
     use_gpu = ctx.want_gpu(len(gpus))
     ctx.tf_device = "/GPU:0" if use_gpu else "/CPU:0"
     ctx.device = "cuda:0" if use_gpu else "cpu"
@@ -123,8 +131,22 @@ def repro(ctx):
 
     default = h.two_runs(run)
     tf.config.experimental.enable_op_determinism()
-    return h.repro_details(ctx.repro_steps, default, h.two_runs(run),
+    try:
+        deterministic = h.two_runs(run)
+    finally:  # the checks after this one in the same process run with the defaults again
+        _disable_op_determinism(tf)
+    return h.repro_details(ctx.repro_steps, default, deterministic,
                            "tf.keras.utils.set_random_seed + tf.config.experimental.enable_op_determinism()")
+
+
+def _disable_op_determinism(tf):
+    """tf.config.experimental.disable_op_determinism, where this release has it (not exported by all)."""
+    disable = getattr(tf.config.experimental, "disable_op_determinism", None)
+    if disable is None:
+        from tensorflow.python.framework import config as tf_config
+        disable = getattr(tf_config, "disable_op_determinism", None)
+    if disable is not None:
+        disable()
 
 
 def amp(ctx):
@@ -158,7 +180,7 @@ def amp(ctx):
 
 def multi(ctx):
     # Two logical CPU devices make MirroredStrategy testable on any machine; GPUs are used when two exist.
-    tf = _tf(ctx, logical_cpus=2)
+    tf = _tf(ctx, logical_cpus=LOGICAL_CPUS)
     import numpy as np
     gpus = tf.config.list_logical_devices("GPU") if ctx.device_request != "cpu" else []
     if ctx.data_parallel_on_gpus(len(gpus)):

@@ -1,8 +1,10 @@
-"""PyTorch smoke checks. Runs inside the target interpreter: stdlib + torch, Python 3.8+.
+"""PyTorch smoke checks. Runs inside the target interpreter: stdlib + torch, Python 3.8+ (no numpy:
+torch does not need it, so neither do its checks).
 
-    python torch_checks.py --check devices|cnn|oom|repro|amp|multi [--device auto|cpu|cuda]
+    python torch_checks.py --check devices,cnn,oom,repro,amp,multi [--device auto|cpu|cuda]
 """
 
+import array
 import os
 import tempfile
 import time
@@ -58,8 +60,21 @@ def train(torch, device, steps, seed=SEED):
     return losses, durations, model
 
 
-def param_digest(model):
-    return h.digest(p.detach().cpu().contiguous().numpy().tobytes() for p in model.parameters())
+def tensor_bytes(torch, tensor):
+    """The raw bytes of a float32 tensor, bit for bit, without numpy (its int32 view, packed by `array`)."""
+    bits = tensor.detach().cpu().contiguous().to(torch.float32).reshape(-1).view(torch.int32).tolist()
+    return array.array("i", bits).tobytes()
+
+
+def param_digest(torch, model):
+    return h.digest(tensor_bytes(torch, p) for p in model.parameters())
+
+
+def prepare(checks, device_request):
+    """Before torch starts: cuBLAS reads CUBLAS_WORKSPACE_CONFIG at its first use, which may be an
+    earlier check than repro in the same process. Harmless on the CPU and for the other checks."""
+    if "repro" in checks:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 
 # --- checks --------------------------------------------------------------------------------------
@@ -111,20 +126,27 @@ def oom(ctx):
 
 
 def repro(ctx):
-    # cuBLAS needs this before its first use for deterministic matmuls; harmless on the CPU.
+    # cuBLAS needs this before its first use for deterministic matmuls (prepare() sets it at start-up).
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch = _torch(ctx)
     device = _device(ctx, torch)
 
     def run():
         losses, _, model = train(torch, device, ctx.repro_steps)
-        return losses, param_digest(model)
+        return losses, param_digest(torch, model)
 
     default = h.two_runs(run)
+    saved = (torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.deterministic,
+             torch.backends.cudnn.benchmark)
     torch.use_deterministic_algorithms(True)
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
-    return h.repro_details(ctx.repro_steps, default, h.two_runs(run),
+    try:
+        deterministic = h.two_runs(run)
+    finally:  # the checks after this one in the same process run with the defaults again
+        torch.use_deterministic_algorithms(saved[0])
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = saved[1], saved[2]
+    return h.repro_details(ctx.repro_steps, default, deterministic,
                            "torch.use_deterministic_algorithms(True), cudnn.deterministic")
 
 
@@ -175,15 +197,13 @@ def _ddp_worker(rank, world, backend, init_file, results):
         loss.backward()
         opt.step()
         flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-        results.put((rank, loss.item(), flat.cpu().numpy().tobytes()))
+        results.put((rank, loss.item(), tensor_bytes(torch, flat)))
     finally:
         dist.destroy_process_group()
 
 
 def multi(ctx):
     torch = _torch(ctx)
-    import numpy as np
-
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if ctx.data_parallel_on_gpus(gpus):
         backend, world, ctx.device = "nccl", gpus, "cuda:0-{}".format(gpus - 1)
@@ -203,8 +223,9 @@ def multi(ctx):
     x, y = synthetic_batch(torch, torch.device("cpu"), batch=BATCH * world)
     torch.nn.functional.cross_entropy(ref_model(x), y).backward()
     opt.step()
-    ref = torch.cat([p.detach().reshape(-1) for p in ref_model.parameters()]).numpy()
-    max_diff = float(np.max(np.abs(ref - np.frombuffer(got[0][2], dtype=np.float32))))
+    ref = torch.cat([p.detach().reshape(-1) for p in ref_model.parameters()])
+    replica = torch.frombuffer(bytearray(got[0][2]), dtype=torch.float32)
+    max_diff = float((ref - replica).abs().max())
     details = {"backend": backend, "world_size": world, "losses": [round(l, 4) for _, l, _ in got],
                "replicas_in_sync": in_sync, "max_diff_vs_single_process": max_diff, "step_seconds": seconds}
     if not in_sync:
@@ -216,4 +237,4 @@ def multi(ctx):
 CHECKS = {"devices": devices, "cnn": cnn, "oom": oom, "repro": repro, "amp": amp, "multi": multi}
 
 if __name__ == "__main__":
-    h.main("torch", CHECKS)
+    h.main("torch", CHECKS, prepare=prepare)
