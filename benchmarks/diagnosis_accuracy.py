@@ -53,11 +53,7 @@ from envdoctor.facts import load_facts  # noqa: E402
 
 MACHINES = ROOT / "tests" / "fixtures" / "machines"
 EXPECTED = ROOT / "benchmarks" / "diagnosis_expected.toml"
-CODES = ("no-nvidia-driver", "driver-library-mismatch", "driver-too-old", "gpu-arch-unsupported", "cpu-only-build",
-         "companion-mismatch", "jax-version-skew", "cudnn-mismatch", "cuda-libs-missing", "python-unsupported",
-         "tf-windows-native-gpu", "jetson-wrong-wheel", "wsl-gpu-setup", "library-path-shadowing",
-         "cuda-visible-devices", "duplicate-install", "numpy-abi-mismatch", "glibc-too-old", "rosetta-python",
-         "no-gpu-platform", "framework-import-failed")
+CODES = tuple(tomllib.loads(EXPECTED.read_text())["codes"])
 
 
 def expectations() -> list[dict]:

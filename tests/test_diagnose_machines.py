@@ -17,13 +17,10 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parent.parent
 MACHINES = ROOT / "tests" / "fixtures" / "machines"
 with open(ROOT / "benchmarks" / "diagnosis_expected.toml", "rb") as _fh:
-    EXPECTED = {m["file"]: m for m in tomllib.load(_fh)["machine"]}
+    _EXPECTED_DATA = tomllib.load(_fh)
+EXPECTED = {m["file"]: m for m in _EXPECTED_DATA["machine"]}
+CODES = tuple(_EXPECTED_DATA["codes"])
 
-CODES = ("no-nvidia-driver", "driver-library-mismatch", "driver-too-old", "gpu-arch-unsupported", "cpu-only-build",
-         "companion-mismatch", "jax-version-skew", "cudnn-mismatch", "cuda-libs-missing", "python-unsupported",
-         "tf-windows-native-gpu", "jetson-wrong-wheel", "wsl-gpu-setup", "library-path-shadowing",
-         "cuda-visible-devices", "duplicate-install", "numpy-abi-mismatch", "glibc-too-old", "rosetta-python",
-         "no-gpu-platform", "framework-import-failed")
 
 
 def findings_of(name):

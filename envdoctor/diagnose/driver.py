@@ -24,6 +24,8 @@ def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
         return
     if not nv.pci_devices or nv.driver_version or facts.driver_present is not False:
         return  # a driver that was simply not recorded is unknown, not missing
+    if facts.container is not None and facts.container.in_container:
+        return  # the driver lives on the host: the container rules say what the container lacks
     evidence = [f"nvidia.pci_devices[{i}]={d.address}" for i, d in enumerate(nv.pci_devices)]
     evidence += _why_no_driver(facts)
     fix = "Install the NVIDIA driver from your distribution (Ubuntu: `sudo ubuntu-drivers install`), then reboot"
