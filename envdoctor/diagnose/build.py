@@ -110,13 +110,13 @@ def nvcc_matches_torch(facts: Facts) -> Iterable[Finding]:
     if cuda is None:
         return
     if nvcc is None:
-        if b.cuda_home is None and b.nvcc is None:
+        if b.cuda_home is None and b.nvcc is None and _probed(facts):  # looked for and not found
             yield Finding(
                 code="extension-build-mismatch", severity="error", section="toolkit",
                 title=f"no CUDA toolkit for building extensions: CUDA_HOME is not set and no nvcc is on PATH (torch uses CUDA {cuda})",
                 detail=("torch.utils.cpp_extension stops with \"CUDA_HOME environment variable is not set\"; the pip "
                         "torch wheel brings the CUDA runtime, not the compiler. Install a toolkit matching torch's CUDA."),
-                fix=_toolkit_fix(facts, cuda), evidence=(f"torch CUDA {cuda} ({how})", "build.nvcc=null"))
+                fix=_toolkit_fix(facts, cuda), evidence=(f"torch CUDA {cuda} ({how})", "build.nvcc=null", "build.cuda_home=null"))
         return
     have, want = nvcc.split("."), cuda.split(".")
     if have == want:
@@ -198,7 +198,7 @@ def host_compiler_supported(facts: Facts) -> Iterable[Finding]:
     host = next((c for c in b.compilers if c.role == "nvcc-host"), None)
     if host is None:
         return
-    if host.path is None and (b.nvcc or b.cuda_home_version):
+    if host.path is None and _probed(facts) and (b.nvcc or b.cuda_home_version):
         yield Finding(
             code="build-toolchain-missing", severity="error", section="toolkit",
             title=f"no host C++ compiler: `{host.command}` is not on PATH",
@@ -243,13 +243,18 @@ def _compiler_fix(kind: str, major: int, cuda: str, have: int) -> tuple:
             f"or use a CUDA release whose nvcc supports clang {have}",)
 
 
+def _probed(facts: Facts) -> bool:
+    """The build block was recorded by a probe, so a tool it lists without a path was looked for and not found."""
+    return facts.recorded is not None and "build" in facts.recorded
+
+
 # --- ninja, Python.h, arch list, memory ------------------------------------------------------------
 
 @build_rule
 def ninja_present(facts: Facts) -> Iterable[Finding]:
     b = facts.build
-    if b is None or b.ninja is not None or not (b.nvcc or b.cuda_home_version):
-        return
+    if b is None or facts.known("build.ninja") is False or b.ninja is not None or not (b.nvcc or b.cuda_home_version):
+        return  # ninja found, or not recorded (unknown is not absent)
     yield Finding(
         code="build-toolchain-missing", severity="warning", section="toolkit",
         title="ninja is not installed: extensions build one file at a time",
@@ -319,7 +324,8 @@ def arch_list_covers_gpus(facts: Facts) -> Iterable[Finding]:
     if entries is None or not ccs:
         return
     missing = [cc for cc in ccs if not arch_covers(entries, cc)]
-    ev = (f"TORCH_CUDA_ARCH_LIST={b.torch_cuda_arch_list!r}", f"GPU compute capabilities {', '.join(ccs)}")
+    ev = (f"build.torch_cuda_arch_list={b.torch_cuda_arch_list}",
+          *(f"nvidia.gpus[{i}].compute_capability={g.compute_capability}" for i, g in enumerate(facts.gpus) if g.compute_capability))
     if missing:
         yield Finding(
             code="extension-build-mismatch", severity="error", section="toolkit",

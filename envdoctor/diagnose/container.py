@@ -117,8 +117,8 @@ def container_libraries_missing(facts: Facts) -> Iterable[Finding]:
     if facts.has_usable_driver and facts.nvidia is not None and facts.nvidia.source == "nvml":
         return  # NVML answered: the libraries are there even where the probe did not look
     caps = (c.nvidia_driver_capabilities or "").replace(" ", "").lower().split(",")
-    ev = (f"container.device_nodes={','.join(c.device_nodes)}", f"container.driver_libs={c.driver_libs}",
-          f"NVIDIA_DRIVER_CAPABILITIES={c.nvidia_driver_capabilities!r}")
+    ev = ("container.in_container=true", f"container.device_nodes={','.join(c.device_nodes)}",
+          f"container.driver_libs={c.driver_libs}", f"container.nvidia_driver_capabilities={c.nvidia_driver_capabilities}")
     if not _has_lib(c, "libcuda.so"):
         no_compute = "all" not in caps and "compute" not in caps
         reason = ("NVIDIA_DRIVER_CAPABILITIES does not include `compute` (empty or unset means `utility` only), so "
@@ -244,7 +244,7 @@ def container_requires_newer_driver(facts: Facts) -> Iterable[Finding]:
                 "data-centre GPUs."),
         fix=(f"Update the host's NVIDIA driver to a branch that supports CUDA {cuda}, or use an image built for "
              f"CUDA {nv.driver_cuda if nv and nv.driver_cuda else 'the driver supports'} or older",),
-        evidence=(f"container.nvidia_require_cuda={c.nvidia_require_cuda}", f"nvidia.driver_version={driver}",
+        evidence=("container.in_container=true", f"container.nvidia_require_cuda={c.nvidia_require_cuda}", f"nvidia.driver_version={driver}",
                   f"nvidia.driver_cuda={nv.driver_cuda if nv else None}"),
     )
 
