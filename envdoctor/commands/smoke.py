@@ -2,14 +2,20 @@
 
 Exit codes: 0 every selected check passed or was skipped for a stated reason; 1 a check failed or
 errored; 2 bad options (one line).
+
+Output: progress (the probe's spinner, then a live row per check) on stderr, only when stderr is a
+terminal and not -q; the result table (or --json) once on stdout; -q prints the failed checks and the
+verdict line only.
 """
 
 from __future__ import annotations
 
+import os
 from typing import List, Optional
 
 import typer
 
+from envdoctor.cli import QUIET_HELP
 from envdoctor.commands.common import PythonOption
 from envdoctor.errors import UsageError
 
@@ -25,6 +31,7 @@ def smoke(
     python: Optional[str] = PythonOption,
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON (schema envdoctor.smoke/1) and nothing else."),
     timeout: float = typer.Option(300.0, "--timeout", metavar="S", help="Seconds each check may take before it is stopped."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help=QUIET_HELP),
 ) -> None:
     """Train a small CNN, round-trip an OOM, check reproducibility, AMP and data parallelism, per framework."""
     import time
@@ -39,20 +46,21 @@ def smoke(
         device=_choice("--device", device, DEVICES),
         timeout=_timeout(timeout),
     )
+    if quiet:  # like `envdoctor -q smoke` and ENVDOCTOR_QUIET=1
+        os.environ["ENVDOCTOR_QUIET"] = "1"
+    from envdoctor.render import console, print_json, progress
+    from envdoctor.render.smoke import live_view, live_wanted, print_results
+
     start = time.monotonic()
-    facts = _facts(python)
+    with progress("probing this machine..."):
+        facts = _facts(python)
     plan = make_plan(request, facts, cat)
-
-    from envdoctor.render import console, print_json
-    from envdoctor.render.smoke import live_view, print_results
-
-    con = console()
-    with live_view(con, plan.rows, enabled=not json_out and con.is_terminal) as on_change:
+    with live_view(plan.rows, enabled=live_wanted()) as on_change:  # stderr: stdout gets one table
         results = run_plan(plan, request, facts, facts.python.executable, on_change)
     if json_out:
         print_json(document(results))
     else:
-        print_results(con, plan.rows, results, time.monotonic() - start)
+        print_results(console(), plan.rows, results, time.monotonic() - start)
     raise typer.Exit(exit_code(results))
 
 

@@ -1,7 +1,9 @@
-"""`envdoctor smoke` output: a live view while the checks run (terminals only), then a table."""
+"""`envdoctor smoke` output: a live view on stderr while the checks run (only when stderr is a terminal
+and not --quiet), then the table once on stdout (with --quiet only the failed checks and the verdict)."""
 
 from __future__ import annotations
 
+import sys
 import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
@@ -70,7 +72,8 @@ SUMMARIES: dict[str, Callable[[dict], str]] = {"devices": _devices, "cnn": _cnn,
                                                "amp": _amp, "multi": _multi}
 
 
-def results_table(rows: list[Row], now: Callable[[], float] = time.monotonic) -> Table:
+def results_table(rows: list[Row], now: Callable[[], float] = time.monotonic, stream=None) -> Table:
+    """The rows as a table; `stream` (default stdout) decides whether the marks need their ASCII form."""
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     table.add_column("")
     table.add_column("framework")
@@ -79,11 +82,11 @@ def results_table(rows: list[Row], now: Callable[[], float] = time.monotonic) ->
     table.add_column("time", justify="right")
     table.add_column("result", overflow="fold")
     for row in rows:
-        table.add_row(*_cells(row, now))
+        table.add_row(*_cells(row, now, stream))
     return table
 
 
-def _cells(row: Row, now: Callable[[], float]) -> list:
+def _cells(row: Row, now: Callable[[], float], stream=None) -> list:
     if row.state == "running":
         elapsed = now() - (row.started or now())
         return [Spinner("dots", style="cyan"), row.framework, row.check, "", f"{elapsed:.1f} s", Text("running", style="cyan")]
@@ -93,7 +96,7 @@ def _cells(row: Row, now: Callable[[], float]) -> list:
     mark, colour = MARKS[r.status]
     from envdoctor.render.marks import fit
 
-    mark = fit(mark)
+    mark = fit(mark, stream)
     seconds = f"{r.seconds:.1f} s" if r.seconds else ""
     return [Text(mark, style=f"bold {colour}"), r.framework, r.check, escape(r.device or ""), seconds,
             Text(summary(r), style=colour if r.status != "pass" else "")]
@@ -105,9 +108,17 @@ def totals_line(results: list[SmokeResult], seconds: float) -> str:
             f"{counts['skip']} skipped · {seconds:.1f} s")
 
 
+def live_wanted() -> bool:
+    """The live view is progress: only on a terminal stderr, and not with -q / ENVDOCTOR_QUIET=1."""
+    from envdoctor.render import _isatty, quiet
+
+    return not quiet() and _isatty(sys.stderr)
+
+
 @contextmanager
-def live_view(con, rows: list[Row], enabled: bool) -> Iterator[Callable[[], None]]:
-    """While the suite runs: a row per framework × check with a spinner and elapsed time (terminals only).
+def live_view(rows: list[Row], enabled: bool) -> Iterator[Callable[[], None]]:
+    """While the suite runs: a row per framework × check with a spinner and elapsed time, drawn on
+    stderr and erased when done (stdout gets only the final table).
 
     Yields the callback the suite calls when a row changes.
     """
@@ -116,11 +127,20 @@ def live_view(con, rows: list[Row], enabled: bool) -> Iterator[Callable[[], None
         return
     from rich.live import Live
 
-    with Live(get_renderable=lambda: results_table(rows), console=con, refresh_per_second=8, transient=True) as live:
+    from envdoctor.render import console
+
+    with Live(get_renderable=lambda: results_table(rows, stream=sys.stderr), console=console(stderr=True),
+              refresh_per_second=8, transient=True, redirect_stdout=False, redirect_stderr=True) as live:
         yield live.refresh
 
 
 def print_results(con, rows: list[Row], results: list[SmokeResult], seconds: float) -> None:
-    con.print(results_table(rows))
+    """The table on `con` (stdout), then the verdict line; with -q only the rows that failed."""
+    from envdoctor.render import quiet
+
+    if quiet():
+        rows = [row for row in rows if row.result is not None and row.result.status in ("fail", "error")]
+    if rows:
+        con.print(results_table(rows))
     colour = "green" if all(r.ok for r in results) else "red"
     con.print(f"[bold {colour}]{escape(totals_line(results, seconds))}[/]")
