@@ -436,17 +436,51 @@ def _hints(cls: type) -> dict[str, Any]:
 def _build(cls: type, data: Any, where: str, partial: Optional[set] = None) -> Any:
     if not isinstance(data, dict):
         raise FactsError(f"{where}: expected {_WORDS.get(where.rsplit('.', 1)[-1], 'an object')}, got {_json_type(data)}")
-    hints = _hints(cls)
     kwargs = {}
-    for f in dataclasses.fields(cls):
-        value = data.get(f.name)
+    for name, tp, required, pattern in _fields(cls):
+        value = data.get(name)
         if value is None:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                kwargs[f.name] = None  # a required field (a GPU's index) may be unknown too
+            if required:
+                kwargs[name] = None  # a required field (a GPU's index) may be unknown too
             continue  # null or missing: unknown, the field's default
-        kwargs[f.name] = _convert(hints[f.name], value, f"{where}.{f.name}", partial)
-        _check_format(f.name, kwargs[f.name], f"{where}.{f.name}")
+        if tp is str and type(value) is str:  # the common case, as _convert would do it
+            converted = _clean(value)
+        else:
+            converted = _convert(tp, value, f"{where}.{name}", partial)
+        kwargs[name] = converted
+        if pattern is not None and isinstance(converted, str) and not pattern.match(converted):
+            _check_format(name, converted, f"{where}.{name}")
     return cls(**kwargs)
+
+
+_FIELDS: dict[type, tuple] = {}
+
+
+def _fields(cls: type) -> tuple:
+    """(name, type hint, required, format pattern) of each field of a dataclass, worked out once."""
+    plan = _FIELDS.get(cls)
+    if plan is None:
+        hints = _hints(cls)
+        plan = tuple((f.name, _plain_optional(hints[f.name]),
+                      f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                      _FORMATS.get(f.name, (None, None))[0]) for f in dataclasses.fields(cls))
+        _FIELDS[cls] = plan
+    return plan
+
+
+def _plain_optional(tp: Any) -> Any:
+    """Optional[str] -> str (a field's null never reaches _convert), so the common case is recognised;
+    any other hint is kept as it is."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if args == [str]:
+            return str
+    return tp
+
+
+def _clean(text: str) -> str:
+    """`text` without terminal control characters (_CONTROL); a printable string has none."""
+    return text if text.isprintable() else _CONTROL.sub("", text)
 
 
 # Values later stages compare as versions: a recorded machine must spell them as the probes do.
@@ -500,45 +534,101 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # terminal control; lin
 
 
 def _convert(tp: Any, value: Any, where: str, partial: Optional[set] = None) -> Any:
-    origin = typing.get_origin(tp)
-    name = where.rsplit(".", 1)[-1].split("[")[0]
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
+    kind, arg, nullable = _kind(tp)
+    if kind == "union":
         if value is None:
             return None
-        return _convert(args[0], value, where, partial)
-    if tp is Any:
+        return _convert(arg, value, where, partial)
+    if kind == "any":
         return value
-    if dataclasses.is_dataclass(tp):
+    if kind == "dataclass":
         return _build(tp, value, where, partial)
-    if origin is list:
+    if kind == "list":
         if not isinstance(value, list):
-            raise FactsError(f"{where}: expected {_WORDS.get(name, 'a list')}, got {_json_type(value)}")
-        (item,) = typing.get_args(tp)
-        return [_convert(item, v, f"{where}[{i}]", partial) for i, v in enumerate(value)]
-    if origin is dict:
+            raise FactsError(f"{where}: expected {_WORDS.get(_name(where), 'a list')}, got {_json_type(value)}")
+        if arg is str:
+            return [_clean(v) if type(v) is str else _convert(arg, v, f"{where}[{i}]", partial) for i, v in enumerate(value)]
+        return [_convert(arg, v, f"{where}[{i}]", partial) for i, v in enumerate(value)]
+    if kind == "dict":
         if not isinstance(value, dict):
-            raise FactsError(f"{where}: expected {_WORDS.get(name, 'an object')}, got {_json_type(value)}")
-        _, item = typing.get_args(tp)
-        nullable = item is Any or type(None) in typing.get_args(item)
-        if not nullable and any(v is None for v in value.values()):
+            raise FactsError(f"{where}: expected {_WORDS.get(_name(where), 'an object')}, got {_json_type(value)}")
+        if not nullable and None in value.values():  # (JSON values: `in` is `is None` here)
             # "torch": null in the packages: that entry is unknown. The map cannot hold it (its values
             # are compared as versions); it is left out, and the map marked incomplete.
             if partial is not None:
                 partial.add(where.removeprefix("facts."))
             value = {k: v for k, v in value.items() if v is not None}
-        return {_CONTROL.sub("", str(k)): None if v is None else _convert(item, v, f"{where}.{k}", partial)
-                for k, v in value.items()}
-    if tp is bool:
+        if arg is str:
+            plain = _plain_strings(value)
+            if plain is not None:
+                return plain
+        converted = {}
+        for k, v in value.items():
+            key = _clean(k) if type(k) is str else _CONTROL.sub("", str(k))
+            if v is None:
+                converted[key] = None
+            elif arg is str and type(v) is str:
+                converted[key] = _clean(v)
+            else:
+                converted[key] = _convert(arg, v, f"{where}.{k}", partial)
+        return converted
+    if kind == "bool":
         if not isinstance(value, bool):
             raise FactsError(f"{where}: expected true or false, got {_json_type(value)}")
         return value
-    if tp is int:
+    if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise FactsError(f"{where}: expected a whole number, got {_json_type(value)}")
         return value
-    if tp is str:
+    if kind == "str":
         if not isinstance(value, str):
             raise FactsError(f"{where}: expected a string, got {_json_type(value)}")
-        return _CONTROL.sub("", value)
+        return _clean(value)
     return value
+
+
+def _plain_strings(value: dict) -> Optional[dict]:
+    """A map of strings to strings without control characters, as _convert would make it; None
+    for any other map (then converted entry by entry)."""
+    converted = {}
+    for k, v in value.items():
+        if type(k) is not str or type(v) is not str:
+            return None
+        converted[k if k.isprintable() else _CONTROL.sub("", k)] = v if v.isprintable() else _CONTROL.sub("", v)
+    return converted
+
+
+def _name(where: str) -> str:
+    return where.rsplit(".", 1)[-1].split("[")[0]
+
+
+_KINDS: dict[Any, tuple] = {}
+
+
+def _kind(tp: Any) -> tuple:
+    """How _convert reads a type hint: (kind, the type inside, whether a map's values may be null)."""
+    try:
+        return _KINDS[tp]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable hint: work it out each time
+        return _work_out_kind(tp)
+    kind = _KINDS[tp] = _work_out_kind(tp)
+    return kind
+
+
+def _work_out_kind(tp: Any) -> tuple:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return ("union", [a for a in typing.get_args(tp) if a is not type(None)][0], False)
+    if tp is Any:
+        return ("any", None, False)
+    if dataclasses.is_dataclass(tp):
+        return ("dataclass", None, False)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return ("list", item, False)
+    if origin is dict:
+        _, item = typing.get_args(tp)
+        return ("dict", item, item is Any or type(None) in typing.get_args(item))
+    return ({bool: "bool", int: "int", str: "str"}.get(tp, "other"), None, False)

@@ -15,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from envdoctor.facts import Facts
 from envdoctor.findings import Fix
+from envdoctor.matrix.memo import memoised
 
 # Distributions of each framework, by the planner's framework name.
 FRAMEWORK_DISTS = {
@@ -44,6 +45,7 @@ def package_copies(facts: Facts, name: str) -> list[str]:
     return value.split("|") if value else []
 
 
+@memoised  # a Version is never changed once made: every rule may share it
 def parse(version: Optional[str]) -> Optional[Version]:
     if not version:
         return None
@@ -53,6 +55,7 @@ def parse(version: Optional[str]) -> Optional[Version]:
         return None
 
 
+@memoised
 def public(version: Optional[str]) -> Optional[Version]:
     """`2.6.0+cu124` -> Version("2.6.0")."""
     parsed = parse(version)

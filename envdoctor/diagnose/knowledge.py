@@ -10,6 +10,7 @@ are imported on first use (they parse TOML), never when a rule module is importe
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any, Optional
 
 from envdoctor.matrix.loader import MatrixError
@@ -17,6 +18,9 @@ from envdoctor.matrix.loader import MatrixError
 
 def accessor(subject: str) -> Any:
     """The accessor module `envdoctor.matrix.<subject>`, or None when it does not exist yet."""
+    loaded = sys.modules.get(f"envdoctor.matrix.{subject}")  # imported already: what import_module would return
+    if loaded is not None:
+        return loaded
     try:
         return importlib.import_module(f"envdoctor.matrix.{subject}")
     except ImportError:

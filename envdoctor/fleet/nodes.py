@@ -2,12 +2,16 @@
 
 A report or an Ansible fact carries its findings; a bare facts document is diagnosed here, once
 per distinct machine (nodes that differ only by name, time and GPU serials share the answer), so a
-homogeneous fleet of 2,000 bare facts costs a handful of diagnoses.
+homogeneous fleet of 2,000 bare facts costs a handful of diagnoses. The answers are kept under a
+digest of those facts, for the last MAX_DIAGNOSES distinct machines: memory stays flat however
+many different machines a fleet holds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Optional
@@ -17,6 +21,7 @@ from envdoctor.fleet.keys import node_values
 from envdoctor.render.oneline import fit
 
 SEVERE = ("error",)
+MAX_DIAGNOSES = 4096  # distinct machines whose findings are kept for the nodes like them
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,8 @@ class Judge:
 
     def __init__(self, policy=None) -> None:
         self.policy = policy
-        self._diagnoses: dict[str, list] = {}
+        # fingerprint digest -> findings, the most recently used last; bounded (a miss is diagnosed again)
+        self._diagnoses: "OrderedDict[bytes, Optional[list]]" = OrderedDict()
 
     def node(self, doc: Document) -> "Node | Unreadable":
         data = doc.data
@@ -80,10 +86,14 @@ class Judge:
                     aliases)
 
     def _diagnose(self, facts: dict) -> Optional[list[dict]]:
-        key = _fingerprint(facts)
-        if key not in self._diagnoses:
-            self._diagnoses[key] = _run_diagnosis(facts)
-        return self._diagnoses[key]
+        key = hashlib.sha256(_fingerprint(facts).encode()).digest()
+        if key in self._diagnoses:
+            self._diagnoses.move_to_end(key)
+            return self._diagnoses[key]
+        listed = self._diagnoses[key] = _run_diagnosis(facts)
+        if len(self._diagnoses) > MAX_DIAGNOSES:
+            self._diagnoses.popitem(last=False)
+        return listed
 
 
 def _run_diagnosis(facts: dict) -> Optional[list[dict]]:

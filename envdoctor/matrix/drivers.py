@@ -24,11 +24,13 @@ from typing import Optional
 from packaging.version import InvalidVersion, Version
 
 from envdoctor.matrix.loader import MatrixError, load
+from envdoctor.matrix.memo import memoised
 
 FILE = "drivers.toml"
 OSES = ("linux", "windows")
 
 
+@memoised
 def version_tuple(text: str) -> tuple[int, ...]:
     """'570.124.04' -> (570, 124, 4), read by packaging.version (the one version reading of the code
     base). ValueError on anything that is not a plain dotted number ('570.x', '2.8.0rc1', '')."""
@@ -41,6 +43,7 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return parsed.release
 
 
+@memoised
 def cuda_tuple(text: str) -> tuple[int, int]:
     """'12.8' / '12.8.1' / 'cu128'-free major.minor -> (12, 8)."""
     parts = version_tuple(text)
@@ -141,6 +144,7 @@ def parse_branches(data: dict) -> tuple[Branch, ...]:
     return tuple(rows)
 
 
+@memoised
 def wheel_min_driver(cuda: str, os: str = "linux") -> Optional[str]:
     """Oldest driver that runs a prebuilt wheel built with CUDA `cuda` ("12.8"); None if unknown."""
     if os not in OSES:
@@ -152,6 +156,7 @@ def wheel_min_driver(cuda: str, os: str = "linux") -> Optional[str]:
     return None
 
 
+@memoised
 def driver_runs_cuda(driver: str, cuda: str, os: str = "linux") -> Optional[bool]:
     """Whether `driver` runs a prebuilt wheel built with CUDA `cuda`; None when the table has no row."""
     minimum = wheel_min_driver(cuda, os)
@@ -160,6 +165,7 @@ def driver_runs_cuda(driver: str, cuda: str, os: str = "linux") -> Optional[bool
     return version_tuple(driver) >= version_tuple(minimum)
 
 
+@memoised
 def toolkit_driver(cuda: str) -> Optional[ToolkitDriver]:
     """Driver bundled with the first listed release of toolkit `cuda` ("12.8" -> 12.8.0 row).
 
@@ -172,6 +178,7 @@ def toolkit_driver(cuda: str) -> Optional[ToolkitDriver]:
     return None
 
 
+@memoised
 def branch_cuda(driver: str) -> Optional[str]:
     """Highest CUDA version supported by the branch of `driver` (Linux or Windows numbering).
 

@@ -27,6 +27,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.matrix import PLATFORMS
 from envdoctor.matrix.gpus import parse_kernels
 from envdoctor.matrix.loader import MatrixError, load
+from envdoctor.matrix.memo import memoised
 
 FILE = "pytorch.toml"
 _CUDA_TAG = re.compile(r"^cu(\d+)(\d)$")
@@ -120,11 +121,13 @@ class Index:
     source: str
 
 
+@memoised
 def series_of(version: str) -> str:
     """'2.8.0' / '2.8.0+cu128' -> '2.8'."""
     return ".".join(version.split("+")[0].split(".")[:2])
 
 
+@memoised
 def _series_key(series: str) -> tuple[int, int]:
     major, minor = series.split(".")[:2]
     return int(major), int(minor)
@@ -354,6 +357,7 @@ def index() -> Index:
     return parse_index(load("pytorch"))
 
 
+@memoised
 def release(version: str) -> Optional[Release]:
     wanted = Version(version.split("+")[0])
     for row in releases():
@@ -370,12 +374,14 @@ def _build_order(b: Build) -> tuple:
     return (2, ())
 
 
+@memoised
 def builds_for(version: str, platform: str) -> tuple[Build, ...]:
     """Builds on PyTorch's index for this release and platform: newest CUDA, then ROCm, then CPU."""
     found = [b for b in builds() if b.covers(version, platform)]
     return tuple(sorted(found, key=_build_order))
 
 
+@memoised
 def build(version: str, tag: str, platform: str) -> Optional[Build]:
     for b in builds_for(version, platform):
         if b.tag == tag:
@@ -388,6 +394,7 @@ def default_build(version: str, platform: str) -> Optional[str]:
     return row.default_build.get(platform) if row else None
 
 
+@memoised
 def platforms_with(kind: str) -> frozenset[str]:
     """Platforms with at least one build of this kind (cuda | rocm | cpu) on PyTorch's index."""
     return frozenset(p for b in builds() if b.kind == kind for p in b.platforms)
@@ -397,6 +404,7 @@ def index_url(tag: str) -> str:
     return index().url.format(tag=tag)
 
 
+@memoised
 def hazards_for(version: str, installed: Optional[str] = None) -> tuple[Hazard, ...]:
     """Hazards of moving to `version` from `installed` (None: a fresh install, every hazard ≤ version)."""
     target = _series_key(series_of(version))
