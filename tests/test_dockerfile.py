@@ -155,8 +155,10 @@ def test_real_pip_without_python():
 def test_ngc_container_brings_nvcc_and_arch_list():
     document = judge(MADE / "ngc-flash.Dockerfile")
     assert not problems(document)
-    assert document["base_image"]["cuda"] == "12.4" and document["base_image"]["nvcc"] is True
-    assert document["facts"]["python"]["version"] == "3.10"
+    # NGC PyTorch 24.05's contents are not in matrices/base_images.toml (its release notes were not verified):
+    # unknown, so neither nvcc nor Python is claimed, and nothing is reported as missing
+    assert document["base_image"]["cuda"] is None and document["base_image"]["nvcc"] is None
+    assert document["facts"]["python"]["version"] is None
 
 
 def test_real_images_with_nothing_wrong():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envdoctor.container.base_images import describe, require_cuda_driver, split_reference
+from envdoctor.container.base_images import _data, describe, require_cuda_driver, split_reference
 
 CASES = [
     # reference, family, distro, glibc, cuda, flavour, nvcc, cudnn, python
@@ -15,9 +15,16 @@ CASES = [
     ("nvcr.io/nvidia/cuda:12.8.0-base-ubi9", "nvidia-cuda", "RHEL-compatible 9", "2.34", "12.8.0", "base", False, None, None),
     ("nvidia/cuda:12.6.3-devel-rockylinux8", "nvidia-cuda", "RHEL-compatible 8", "2.28", "12.6.3", "devel", True, None, None),
     ("nvidia/cuda:13.0.0-cudnn-runtime-ubuntu24.04@sha256:abc", "nvidia-cuda", "Ubuntu 24.04", "2.39", "13.0.0", "runtime", False, "9", None),
-    ("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime", "pytorch", "Ubuntu 22.04", "2.35", "12.4", "runtime", False, "9", None),
-    ("nvcr.io/nvidia/pytorch:24.05-py3", "ngc", "Ubuntu 22.04", "2.35", "12.4", "devel", True, "9.1", "3.10"),
-    ("nvcr.io/nvidia/pytorch:25.01-py3", "ngc", "Ubuntu 24.04", "2.39", "12.8", "devel", True, "9.7", "3.12"),
+    # pytorch/pytorch: OS and Python are docker.Makefile defaults that changed across releases: unknown
+    ("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime", "pytorch", None, None, "12.4", "runtime", False, "9", None),
+    # NGC rows are per container and release, from the release notes; nvcc is not stated there: unknown
+    ("nvcr.io/nvidia/paddlepaddle:24.05-py3", "ngc", "Ubuntu 22.04", "2.35", "12.4.1", None, None, "9.1.0.70", "3.10"),
+    ("nvcr.io/nvidia/paddlepaddle:23.11-py3", "ngc", "Ubuntu 22.04", "2.35", "12.3.0", None, None, "8.9.5", "3.8"),
+    ("nvcr.io/nvidia/tensorflow:21.05-tf2-py3", "ngc", "Ubuntu 20.04", "2.31", "11.3.0", None, None, "8.2.0.51", "3.8"),
+    ("nvcr.io/nvidia/pytorch:25.12-py3", "ngc", None, None, "13.1.0", None, None, None, "3.12"),  # OS, cuDNN not read
+    # a release no row names is unknown, and one container's row never describes another container
+    ("nvcr.io/nvidia/pytorch:24.05-py3", "ngc", None, None, None, None, None, None, None),
+    ("nvcr.io/nvidia/jax:24.05-py3", "ngc", None, None, None, None, None, None, None),
     ("python:3.12-slim-bookworm", "python", "Debian 12", "2.36", None, None, False, None, "3.12"),
     ("python:3.11.9-bullseye", "python", "Debian 11", "2.31", None, None, False, None, "3.11"),
     ("python:3.12", "python", None, None, None, None, False, None, "3.12"),  # follows Debian's current release
@@ -54,3 +61,19 @@ def test_framework_images_ship_their_framework():
 def test_split_reference():
     assert split_reference("localhost:5000/team/img") == ("localhost:5000/team/img", "latest")
     assert split_reference("Nvidia/CUDA:12.4.1-base-ubuntu22.04") == ("nvidia/cuda", "12.4.1-base-ubuntu22.04")
+
+
+def test_ngc_rows_name_their_release_notes():
+    rows = _data()["ngc_release"]
+    assert rows
+    for row in rows:
+        assert row["containers"] and row["releases"] and row["checked"] == "2026-12-01"
+        assert row["source"].startswith("https://docs.nvidia.com/deeplearning/")
+    seen = [(c, r) for row in rows for c in row["containers"] for r in row["releases"]]
+    assert len(seen) == len(set(seen))  # one row per container and release
+
+
+def test_ngc_documented_framework_and_driver_requirement():
+    image = describe("nvcr.io/nvidia/pytorch:25.12-py3")
+    assert image.packages == {"torch": "2.10.0a0+b4e4ee81d3"} and image.require_cuda == "13.1"
+    assert image.env == {}  # no release note read states TORCH_CUDA_ARCH_LIST

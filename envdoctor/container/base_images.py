@@ -73,6 +73,9 @@ def _data() -> dict[str, Any]:
             re.compile(row["pattern"])
         except (KeyError, re.error) as exc:
             raise MatrixError(f"{FILE}: [[family]] row {i + 1}: bad pattern: {exc}") from None
+    for i, row in enumerate(data.get("ngc_release", ())):
+        if not row.get("containers") or not row.get("releases") or not row.get("source"):
+            raise MatrixError(f"{FILE}: [[ngc_release]] row {i + 1}: needs containers, releases and source")
     return data
 
 
@@ -124,21 +127,28 @@ def _cuda_image(reference: str, repository: str, tag: str, row: dict, groups: di
 
 
 def _framework_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
-    name, version = row["os"].split()
-    os_distro = distro(name, version)
+    os_distro = _distro_of_words(row.get("os"))  # left out where it changed across releases: unknown
     packages: dict[str, str] = {}
-    cuda = cudnn = None
     if row["framework"] == "torch":
         cuda, cudnn = groups["cuda"], groups["cudnn"]
         packages["torch"] = f"{groups['torch']}+cu{cuda.replace('.', '')}"
         base = _cuda_image_of(cuda, row, groups)
         return BaseImage(reference, repository, tag, family=row["name"], distro=os_distro, cuda=base.cuda,
                          flavour=groups["flavour"], nvcc=groups["flavour"] == "devel", libraries=base.libraries,
-                         cudnn=cudnn, require_cuda=cuda, packages=packages, source=row["source"])
+                         cudnn=cudnn, require_cuda=cuda, packages=packages, python=row.get("python"),
+                         source=row["source"])
     packages["tensorflow"] = groups["tensorflow"]
     extras = ("and-cuda",) if groups.get("gpu") else ()
     return BaseImage(reference, repository, tag, family=row["name"], distro=os_distro, packages=packages,
-                     extras=extras, nvcc=False, source=row["source"])
+                     extras=extras, nvcc=False, python=row.get("python"), source=row["source"])
+
+
+def _distro_of_words(words: Optional[str]) -> Optional[Distro]:
+    """"ubuntu 22.04" -> its [[distro]] row; None (or an OS the table lacks, e.g. Ubuntu 16.04) -> None."""
+    if not words:
+        return None
+    name, version = words.split()
+    return distro(name, version)
 
 
 def _cuda_image_of(cuda: str, row: dict, groups: dict) -> BaseImage:
@@ -146,17 +156,25 @@ def _cuda_image_of(cuda: str, row: dict, groups: dict) -> BaseImage:
     return BaseImage("", "", "", cuda=cuda, libraries=tuple(flavour.get("libraries", ())))
 
 
+def ngc_release(container: str, release: str) -> Optional[dict]:
+    """The documented contents of nvcr.io/nvidia/<container>:<release>-...: rows are per container (the PyTorch,
+    TensorFlow, JAX and PaddlePaddle containers of one month differ), and a release no row names is unknown."""
+    for row in _data().get("ngc_release", ()):
+        if container in row.get("containers", ()) and release in row.get("releases", ()):
+            return row
+    return None
+
+
 def _ngc_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
-    release = next((r for r in _data().get("ngc_release", ()) if groups["release"] in r["releases"]), None)
+    release = ngc_release(repository.rsplit("/", 1)[-1], groups["release"])
     if release is None:
         return BaseImage(reference, repository, tag, family=row["name"], source=row["source"])
-    name, version = release["os"].split()
-    flavour = next(f for f in _data()["cuda_flavour"] if f["name"] == "devel")
-    return BaseImage(reference, repository, tag, family=row["name"], distro=distro(name, version),
-                     python=release["python"], cuda=release["cuda"], flavour="devel", nvcc=True,
-                     libraries=tuple(flavour["libraries"]), cudnn=release["cudnn"], require_cuda=release["cuda"],
-                     framework_cuda=release["cuda"], env={k: "(set by the image)" for k in row.get("sets_env", ())},
-                     source=release["source"])
+    cuda = release.get("cuda")  # as the release notes write it: "12.4.1"
+    require = ".".join(cuda.split(".")[:2]) if cuda else None
+    return BaseImage(reference, repository, tag, family=row["name"], distro=_distro_of_words(release.get("os")),
+                     python=release.get("python"), cuda=cuda, nvcc=release.get("nvcc"), cudnn=release.get("cudnn"),
+                     require_cuda=require, framework_cuda=cuda, packages=dict(release.get("packages", {})),
+                     env=dict(release.get("env", {})), source=release["source"])
 
 
 def _python_image(reference: str, repository: str, tag: str, row: dict, groups: dict) -> BaseImage:
