@@ -152,7 +152,7 @@ def test_real_pip_without_python():
     assert document["facts"]["python"]["packages"]["torch"] == "1.10.1+cu113"  # -f .../cu113/torch_stable.html
 
 
-def test_ngc_container_brings_nvcc_and_arch_list():
+def test_an_ngc_release_the_matrix_does_not_know_is_unknown_not_empty():
     document = judge(MADE / "ngc-flash.Dockerfile")
     assert not problems(document)
     # NGC PyTorch 24.05's contents are not in matrices/base_images.toml (its release notes were not verified):
