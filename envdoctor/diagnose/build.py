@@ -69,6 +69,16 @@ def torch_cuda(facts: Facts) -> tuple[Optional[str], str]:
     return (cuda, how) if cuda else (None, f"the CUDA of torch {version} is not known")
 
 
+def torch_evidence(facts: Facts, how: str) -> tuple[str, ...]:
+    """The facts torch's CUDA was read from, as `path=value` (and how, where that is a matrix row)."""
+    deep = facts.frameworks.get("torch")
+    if how == "frameworks.torch.cuda" and deep is not None:
+        return (f"frameworks.torch.cuda={deep.cuda}",)
+    version = package(facts, "torch")
+    stated = f"python.packages.torch={version}"
+    return (stated,) if how == stated else (stated, how)
+
+
 def _toolkit_fix(facts: Facts, cuda: Optional[str]) -> tuple:
     """The planner's commands for a toolkit matching torch (the same answer as `envdoctor install cuda-toolkit`)."""
     try:
@@ -82,14 +92,27 @@ def _toolkit_fix(facts: Facts, cuda: Optional[str]) -> tuple:
     return fixes or (f"`envdoctor install cuda-toolkit{wanted}` prints the commands for this machine",)
 
 
-def _built_with(b) -> tuple[Optional[str], str]:
-    """(the CUDA version of the nvcc torch will run, which one): CUDA_HOME's nvcc, else PATH's."""
+def built_with(b, facts: Optional[Facts] = None) -> tuple[Optional[str], str, tuple[str, ...]]:
+    """(the CUDA version of the nvcc torch will run, which one, the facts that say so as `path=value`).
+
+    CUDA_HOME's nvcc when its version is known. The nvcc on PATH only where it is known to be the one
+    torch takes: CUDA_HOME was found from it (`cuda_home_from` PATH, or `cuda_home` its toolkit), or a
+    probe found no CUDA_HOME at all. Where CUDA_HOME is unknown (a hand-written file), the nvcc on PATH
+    may not be what torch compares: (None, "", ())."""
     if b.cuda_home_version:
-        return b.cuda_home_version, f"CUDA_HOME={b.cuda_home}" if b.cuda_home_from in ("CUDA_HOME", "CUDA_PATH") \
+        which = f"CUDA_HOME={b.cuda_home}" if b.cuda_home_from in ("CUDA_HOME", "CUDA_PATH") \
             else f"{b.cuda_home} (from {b.cuda_home_from})"
-    if b.nvcc_version:
-        return b.nvcc_version, f"nvcc on PATH ({b.nvcc})"
-    return None, ""
+        return b.cuda_home_version, which, (f"build.cuda_home_version={b.cuda_home_version}",)
+    if not b.nvcc_version:
+        return None, "", ()
+    ev = (f"build.nvcc_version={b.nvcc_version}",)
+    if b.cuda_home_from == "PATH":
+        return b.nvcc_version, f"nvcc on PATH ({b.nvcc})", ev + ("build.cuda_home_from=PATH",)
+    if b.cuda_home and b.nvcc_root and b.cuda_home.rstrip("/") == b.nvcc_root.rstrip("/"):
+        return b.nvcc_version, f"nvcc on PATH ({b.nvcc})", ev + (f"build.cuda_home={b.cuda_home}", f"build.nvcc_root={b.nvcc_root}")
+    if b.cuda_home is None and (facts is None or _probed(facts)):
+        return b.nvcc_version, f"nvcc on PATH ({b.nvcc})", ev + ("build.cuda_home=null",)
+    return None, "", ()
 
 
 @build_rule
@@ -98,7 +121,7 @@ def nvcc_matches_torch(facts: Facts) -> Iterable[Finding]:
     if b is None:
         return
     cuda, how = torch_cuda(facts)
-    nvcc, which = _built_with(b)
+    nvcc, which, nvcc_ev = built_with(b, facts)
     if how == "cpu":
         yield Finding(
             code="extension-build-mismatch", severity="info", section="toolkit",
@@ -116,7 +139,8 @@ def nvcc_matches_torch(facts: Facts) -> Iterable[Finding]:
                 title=f"no CUDA toolkit for building extensions: CUDA_HOME is not set and no nvcc is on PATH (torch uses CUDA {cuda})",
                 detail=("torch.utils.cpp_extension stops with \"CUDA_HOME environment variable is not set\"; the pip "
                         "torch wheel brings the CUDA runtime, not the compiler. Install a toolkit matching torch's CUDA."),
-                fix=_toolkit_fix(facts, cuda), evidence=(f"torch CUDA {cuda} ({how})", "build.nvcc=null", "build.cuda_home=null"))
+                fix=_toolkit_fix(facts, cuda),
+                evidence=(*torch_evidence(facts, how), "build.nvcc=null", "build.cuda_home=null"))
         return
     have, want = nvcc.split("."), cuda.split(".")
     if have == want:
@@ -132,8 +156,7 @@ def nvcc_matches_torch(facts: Facts) -> Iterable[Finding]:
                    "a minor difference within one major is accepted with a warning, and usually works; an exact "
                    "match avoids surprises in PTX and library versions.")),
         fix=_toolkit_fix(facts, cuda),
-        evidence=(f"build.cuda_home_version={b.cuda_home_version}", f"build.nvcc_version={b.nvcc_version}",
-                  f"torch CUDA {cuda} ({how})"),
+        evidence=(*nvcc_ev, *torch_evidence(facts, how)),
     )
 
 
@@ -153,8 +176,8 @@ def cuda_home_is_a_toolkit(facts: Facts) -> Iterable[Finding]:
                 + ": the build stops with \"cuda_runtime.h: No such file or directory\" or cannot link cudart."),
         fix=((f"export CUDA_HOME={real}",) if real else ()) + (
             "Point CUDA_HOME at a toolkit folder that has bin/nvcc and include/cuda_runtime.h",),
-        evidence=(f"build.cuda_home={b.cuda_home}", f"build.cuda_home_from={b.cuda_home_from}",
-                  f"build.nvcc_root={b.nvcc_root}"),
+        evidence=(f"build.cuda_home={b.cuda_home}", "build.cuda_home_headers=false",
+                  *((f"build.nvcc_root={real}",) if real else ())),
     )
 
 
@@ -178,7 +201,7 @@ def cuda_home_matches_path_nvcc(facts: Facts) -> Iterable[Finding]:
                 "and plain `nvcc` use the one on PATH: two toolkits in one build mix headers and libraries of "
                 "different CUDA releases."),
         fix=(f"Make them agree: export PATH={b.cuda_home}/bin:$PATH (or set {b.cuda_home_from} to {b.nvcc_root})",),
-        evidence=(f"build.cuda_home_version={b.cuda_home_version}", f"build.nvcc={b.nvcc}",
+        evidence=(f"build.cuda_home_from={b.cuda_home_from}", f"build.cuda_home_version={b.cuda_home_version}",
                   f"build.nvcc_version={b.nvcc_version}"),
     )
 
@@ -194,8 +217,8 @@ def host_compiler_supported(facts: Facts) -> Iterable[Finding]:
     b = facts.build
     if b is None:
         return
-    cuda, _ = _built_with(b)
-    host = next((c for c in b.compilers if c.role == "nvcc-host"), None)
+    cuda, _, cuda_ev = built_with(b, facts)
+    index, host = next(((i, c) for i, c in enumerate(b.compilers) if c.role == "nvcc-host"), (None, None))
     if host is None:
         return
     if host.path is None and _probed(facts) and (b.nvcc or b.cuda_home_version):
@@ -205,31 +228,38 @@ def host_compiler_supported(facts: Facts) -> Iterable[Finding]:
             detail="nvcc compiles the host side of every .cu file with a C/C++ compiler (gcc on Linux, cl.exe on Windows).",
             fix=("Debian/Ubuntu: sudo apt-get install build-essential; RHEL/Fedora: sudo dnf install gcc-c++; "
                  "conda: conda install -c conda-forge gxx; Windows: Visual Studio Build Tools (C++ workload)",),
-            evidence=(f"build.compilers.nvcc-host={host.command}",))
+            evidence=(f"build.compilers[{index}].role=nvcc-host", f"build.compilers[{index}].command={host.command}",
+                      f"build.compilers[{index}].path=null"))
         return
-    if not cuda or host.kind not in ("gcc", "clang") or not host.version:
+    if host.kind not in ("gcc", "clang") or not host.version or not (cuda or (host.kind == "gcc" and b.gcc_max)):
         return
     have = version_numbers(host.version)
-    bounds = compiler_range(cuda, host.kind)
+    bounds = compiler_range(cuda, host.kind) if cuda else None
+    bound_ev = cuda_ev
     if host.kind == "gcc" and b.gcc_max is not None:  # the toolkit's own host_config.h decides nvcc's #error
-        low = bounds[0] if bounds else (0,)
+        low = bounds[0] if bounds else (0,)  # (the lower bound is unknown without the CUDA version)
         bounds = (low, (b.gcc_max + 1,), "the toolkit's include/crt/host_config.h")
+        bound_ev = (f"build.gcc_max={b.gcc_max}",)
     if bounds is None:
         return
     low, high, source = bounds
     if low <= have[:len(low)] and have[:len(high)] < high:
         return
     too_new = have[:len(high)] >= high
+    if not too_new:
+        bound_ev = cuda_ev  # the lower bound comes from the CUDA release's row
+    release = f"CUDA {cuda}" if cuda else "this toolkit"
     yield Finding(
         code="extension-build-mismatch", severity="error", section="toolkit",
-        title=(f"{host.kind} {host.version} is {'newer' if too_new else 'older'} than CUDA {cuda}'s nvcc accepts "
+        title=(f"{host.kind} {host.version} is {'newer' if too_new else 'older'} than {release}'s nvcc accepts "
                f"({host.kind} >= {_fmt(low)}, < {_fmt(high)})"),
         detail=(f"nvcc stops with \"unsupported GNU version\" (or the clang equivalent), and torch.utils.cpp_extension "
                 f"refuses it first (\"The current installed version of {host.kind} ... is "
-                f"{'greater than the maximum' if too_new else 'less than the minimum'} required version by CUDA {cuda}\"). "
+                f"{'greater than the maximum' if too_new else 'less than the minimum'} required version by {release}\"). "
                 f"Range from {source}."),
         fix=_compiler_fix(host.kind, high[0] - 1 if too_new else low[0], cuda, have[0]),
-        evidence=(f"build.compilers.nvcc-host={host.path} {host.kind} {host.version}", f"CUDA {cuda}"),
+        evidence=(f"build.compilers[{index}].role=nvcc-host", f"build.compilers[{index}].kind={host.kind}",
+                  f"build.compilers[{index}].version={host.version}", *bound_ev),
     )
 
 
@@ -324,8 +354,10 @@ def arch_list_covers_gpus(facts: Facts) -> Iterable[Finding]:
     if entries is None or not ccs:
         return
     missing = [cc for cc in ccs if not arch_covers(entries, cc)]
+    named = set(missing) or set(ccs)
     ev = (f"build.torch_cuda_arch_list={b.torch_cuda_arch_list}",
-          *(f"nvidia.gpus[{i}].compute_capability={g.compute_capability}" for i, g in enumerate(facts.gpus) if g.compute_capability))
+          *(f"nvidia.gpus[{i}].compute_capability={g.compute_capability}" for i, g in enumerate(facts.gpus)
+            if g.compute_capability in named))
     if missing:
         yield Finding(
             code="extension-build-mismatch", severity="error", section="toolkit",
@@ -350,6 +382,8 @@ def jobs_fit_memory(facts: Facts) -> Iterable[Finding]:
     b = facts.build
     if b is None or not b.mem_available_mib or not (b.nvcc or b.cuda_home_version):
         return
+    if b.max_jobs is None and not facts.known("build.max_jobs"):
+        return  # MAX_JOBS not recorded: unknown, not unset (unknown is not absent)
     jobs = _jobs(b)
     if jobs is None:
         return
@@ -364,8 +398,8 @@ def jobs_fit_memory(facts: Facts) -> Iterable[Finding]:
         detail=(f"{source}. One nvcc job on a large extension takes 2-4 GB; too many at once end with the "
                 "out-of-memory killer (\"Killed\", \"nvcc error: 'cicc' died due to signal 9\") late in the build."),
         fix=(f"export MAX_JOBS={fit}",),
-        evidence=(f"build.max_jobs={b.max_jobs}", f"build.cpu_count={b.cpu_count}",
-                  f"build.mem_available_mib={b.mem_available_mib}"),
+        evidence=((f"build.max_jobs={b.max_jobs}",) if b.max_jobs else ("build.max_jobs=null", f"build.cpu_count={b.cpu_count}"))
+                 + (f"build.mem_available_mib={b.mem_available_mib}",),
     )
 
 

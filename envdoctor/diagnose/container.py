@@ -25,35 +25,93 @@ from envdoctor.findings import Finding
 # memory: Docker's default is 64 MiB; a few workers with a prefetch of image batches need hundreds of MB.
 SHM_MINIMUM = 1 << 30
 NO_GPU_VALUES = ("void", "none", "")
+TOOLKIT_RUNTIMES = ("docker", "containerd", "kubernetes")  # GPUs and libraries from the NVIDIA runtime hook
 _GPU_NODE = re.compile(r"^/dev/(nvidia\d+|nvidiactl|dxg)$")
 
 
-def _box(facts: Facts):
-    """The container block when envdoctor ran inside a container, else None."""
+def inside(facts: Facts) -> Optional[str]:
+    """The fact that says envdoctor ran inside a container, as `path=value` evidence, or None.
+
+    `container.in_container` itself; where it is unknown (a hand-written file), the probe's own
+    markers of the same thing: the marker it found (`container.detected_by`), the runtime it named
+    (`container.runtime`, `host.container`), each recorded only inside a container. A recorded
+    `in_container: false` is never overruled."""
     c = facts.container
-    return c if c is not None and c.in_container else None
+    if c is None or c.in_container is False:
+        return None
+    if c.in_container:
+        return "container.in_container=true"
+    if c.detected_by:
+        return f"container.detected_by={c.detected_by}"
+    if c.runtime:
+        return f"container.runtime={c.runtime}"
+    if facts.host.container:
+        return f"host.container={facts.host.container}"
+    return None
+
+
+def _box(facts: Facts):
+    """The container block when envdoctor ran inside a container (known, see inside()), else None."""
+    return facts.container if inside(facts) else None
+
+
+def _gpu_node(c) -> Optional[str]:
+    """`container.device_nodes[i]=/dev/nvidia0` for the first GPU device node listed, or None."""
+    return next((f"container.device_nodes[{i}]={n}" for i, n in enumerate(c.device_nodes) if _GPU_NODE.match(n)), None)
 
 
 def _has_gpu_nodes(c) -> bool:
-    return any(_GPU_NODE.match(n) for n in c.device_nodes)
+    return _gpu_node(c) is not None
 
 
-def gpu_wanted(facts: Facts) -> Optional[str]:
-    """Why this environment expects a GPU (a CUDA build installed, a CUDA image), or None."""
+def gpu_reachable(facts: Facts, c) -> tuple[str, ...]:
+    """The facts that say this container was handed a GPU, as `path=value`, or (): a GPU device node listed,
+    or, where the nodes were not recorded, NVML or nvidia-smi answering in here with a GPU and a driver
+    version (neither answers without /dev/nvidiactl and a /dev/nvidiaN)."""
+    node = _gpu_node(c)
+    if node is not None:
+        return (node,)
+    nv = facts.nvidia
+    if facts.known("container.device_nodes") or nv is None or nv.source not in ("nvml", "nvidia-smi"):
+        return ()
+    if not nv.driver_version or not nv.gpus or nv.failure:
+        return ()
+    return (f"nvidia.source={nv.source}", f"nvidia.driver_version={nv.driver_version}")
+
+
+def lists_all(facts: Facts, path: str, items: list) -> bool:
+    """Whether a list (CONTAINERS) names all there is, so that what it lacks is absent: recorded as
+    empty, or recorded by a probe. A hand-written list names what someone saw, not all there is."""
+    return facts.known(path) and (not items or facts.lists_everything(path))
+
+
+_CUDA_TAG = re.compile(r"\+cu\d+")
+_GPU_PACKAGES = ("paddlepaddle-gpu", "jax-cuda12-plugin", "jax-cuda13-plugin", "cupy-cuda12x", "cupy-cuda13x",
+                 "tensorflow-gpu")
+
+
+def gpu_wanted(facts: Facts) -> Optional[tuple[str, str]]:
+    """(why this environment expects a GPU, the fact that says so as `path=value`), or None.
+    Every reason is a fact that is there (a CUDA build installed, a CUDA image): none is read from
+    what a list lacks, so a partial package list can only make this None, never wrong."""
     c = facts.container
-    torch = package(facts, "torch") or ""
-    if re.search(r"\+cu\d+", torch):
-        return f"torch {torch} is a CUDA build"
-    cuda_wheels = [n for n in nvidia_wheels(facts) if n.startswith(("nvidia-cuda", "nvidia-cudnn", "nvidia-cublas"))]
+    for name in ("torch", "torchvision", "torchaudio"):
+        version = package(facts, name) or ""
+        if _CUDA_TAG.search(version):
+            return f"{name} {version} is a CUDA build", f"python.packages.{name}={version}"
+    cuda_wheels = sorted(n for n in nvidia_wheels(facts) if n.startswith(("nvidia-cuda", "nvidia-cudnn", "nvidia-cublas")))
     if cuda_wheels:
-        return f"CUDA wheels are installed ({', '.join(sorted(cuda_wheels)[:3])})"
-    for name in ("paddlepaddle-gpu", "jax-cuda12-plugin", "jax-cuda13-plugin", "cupy-cuda12x", "cupy-cuda13x"):
+        return (f"CUDA wheels are installed ({', '.join(cuda_wheels[:3])})",
+                f"python.packages.{cuda_wheels[0]}={package(facts, cuda_wheels[0])}")
+    for name in _GPU_PACKAGES:
         if package(facts, name):
-            return f"{name} is installed"
+            return f"{name} is installed", f"python.packages.{name}={package(facts, name)}"
     if c is not None and c.nvidia_require_cuda:
-        return f"the image requires CUDA (NVIDIA_REQUIRE_CUDA={c.nvidia_require_cuda.split(' ')[0]})"
-    if c is not None and (c.nvidia_visible_devices or "").strip().lower() not in NO_GPU_VALUES:
-        return f"the image asks for GPUs (NVIDIA_VISIBLE_DEVICES={c.nvidia_visible_devices})"
+        return (f"the image requires CUDA (NVIDIA_REQUIRE_CUDA={c.nvidia_require_cuda.split(' ')[0]})",
+                f"container.nvidia_require_cuda={c.nvidia_require_cuda}")
+    if c is not None and c.nvidia_visible_devices and c.nvidia_visible_devices.strip().lower() not in NO_GPU_VALUES:
+        return (f"the image asks for GPUs (NVIDIA_VISIBLE_DEVICES={c.nvidia_visible_devices})",
+                f"container.nvidia_visible_devices={c.nvidia_visible_devices}")
     return None
 
 
@@ -74,15 +132,17 @@ def _run_fixes(runtime: Optional[str]) -> tuple:
 @rule
 def container_without_gpu(facts: Facts) -> Iterable[Finding]:
     c = _box(facts)
-    if c is None or not facts.known("container.device_nodes") or _has_gpu_nodes(c):
-        return
-    why = gpu_wanted(facts)
-    if why is None:
-        return  # a CPU container: nothing is missing
+    if c is None or _has_gpu_nodes(c) or not lists_all(facts, "container.device_nodes", c.device_nodes):
+        return  # a GPU node is there, or the list may not say all there is (unknown is not absent)
+    wanted = gpu_wanted(facts)
+    if wanted is None:
+        return  # a CPU container, or nothing known says a GPU is wanted: nothing is missing
+    why, wanted_by = wanted
     visible = c.nvidia_visible_devices
     runtime = c.runtime or "container"
-    ev = (f"container.runtime={runtime}", "container.device_nodes=[]", f"NVIDIA_VISIBLE_DEVICES={visible!r}", why)
+    ev = (inside(facts), "container.device_nodes=[]", wanted_by)
     if visible is not None and visible.strip().lower() in NO_GPU_VALUES:
+        ev += (f"container.nvidia_visible_devices={visible}",)
         yield Finding(
             code="container-gpu-missing", severity="error", section="nvidia",
             title=f"NVIDIA_VISIBLE_DEVICES={visible!r} gives this {runtime} container no GPU",
@@ -112,21 +172,33 @@ def _has_lib(c, name: str) -> bool:
 @rule
 def container_libraries_missing(facts: Facts) -> Iterable[Finding]:
     c = _box(facts)
-    if c is None or not _has_gpu_nodes(c) or not facts.known("container.driver_libs"):
+    reached = gpu_reachable(facts, c) if c is not None else ()
+    if not reached:
         return
-    if facts.has_usable_driver and facts.nvidia is not None and facts.nvidia.source == "nvml":
-        return  # NVML answered: the libraries are there even where the probe did not look
-    caps = (c.nvidia_driver_capabilities or "").replace(" ", "").lower().split(",")
-    ev = ("container.in_container=true", f"container.device_nodes={','.join(c.device_nodes)}",
-          f"container.driver_libs={c.driver_libs}", f"container.nvidia_driver_capabilities={c.nvidia_driver_capabilities}")
-    if not _has_lib(c, "libcuda.so"):
-        no_compute = "all" not in caps and "compute" not in caps
+    caps_text = c.nvidia_driver_capabilities
+    caps = (caps_text or "").replace(" ", "").lower().split(",")
+    libs_complete = lists_all(facts, "container.driver_libs", c.driver_libs)
+    nvml_answered = facts.has_usable_driver and facts.nvidia is not None and facts.nvidia.source == "nvml"
+    # Without a complete library list: the NVIDIA container runtime (docker --gpus, the Kubernetes device
+    # plugin) injects libcuda only for the `compute` capability, so a recorded NVIDIA_DRIVER_CAPABILITIES
+    # without `compute` or `all` says libcuda is not there. (CDI, podman's way, injects every library.)
+    caps_say_no_libcuda = (bool(caps_text) and "all" not in caps and "compute" not in caps
+                           and c.runtime in TOOLKIT_RUNTIMES and not _has_lib(c, "libcuda.so"))
+    if caps_say_no_libcuda:
+        libcuda_missing, libs_ev = True, (f"container.runtime={c.runtime}",)
+    else:  # NVML answered: the libraries are there even where the probe did not look
+        libcuda_missing = libs_complete and not nvml_answered and not _has_lib(c, "libcuda.so")
+        libs_ev = (f"container.driver_libs={','.join(c.driver_libs) or '[]'}",)
+    ev = tuple(dict.fromkeys((inside(facts), *reached) + libs_ev + (
+        (f"container.nvidia_driver_capabilities={caps_text}",) if caps_text is not None else ())))
+    if libcuda_missing:
+        no_compute = caps_say_no_libcuda or caps_text == ""
         reason = ("NVIDIA_DRIVER_CAPABILITIES does not include `compute` (empty or unset means `utility` only), so "
-                  "the toolkit mounts NVML but not libcuda" if no_compute and c.nvidia_driver_capabilities is not None
+                  "the toolkit mounts NVML but not libcuda" if no_compute
                   else "the devices were passed in (e.g. `--device /dev/nvidia0`) but the NVIDIA container toolkit did "
                        "not inject the host driver's libraries")
         fix = ((("docker", "run", "--gpus", "all", "-e", "NVIDIA_DRIVER_CAPABILITIES=compute,utility", "…"),)
-               if no_compute and c.nvidia_driver_capabilities is not None else
+               if no_compute else
                ("On the host: `sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker` "
                 "(podman: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`)",
                 ("docker", "run", "--gpus", "all", "…")))
@@ -138,7 +210,7 @@ def container_libraries_missing(facts: Facts) -> Iterable[Finding]:
                     "image: it must match the host's kernel module."),
             fix=fix, evidence=ev,
         )
-    elif not _has_lib(c, "libnvidia-ml.so"):
+    elif _has_lib(c, "libcuda.so") and not _has_lib(c, "libnvidia-ml.so") and libs_complete and not nvml_answered:
         yield Finding(
             code="container-gpu-missing", severity="warning", section="nvidia",
             title="libnvidia-ml.so (NVML) is missing in this container: nvidia-smi and GPU monitoring fail",
@@ -167,7 +239,8 @@ def container_shm_too_small(facts: Facts) -> Iterable[Finding]:
         fix=(("docker", "run", "--shm-size=8g", "…"),
              "or share the host's IPC namespace: `docker run --ipc=host …`; compose: `shm_size: 8gb` or `ipc: host`; "
              "Kubernetes: mount an emptyDir with medium: Memory at /dev/shm"),
-        evidence=(f"container.shm_bytes={c.shm_bytes}",),
+        evidence=(inside(facts), f"container.shm_bytes={c.shm_bytes}",
+                  *(f"python.packages.{n}={package(facts, n)}" for n in users)),
     )
 
 
@@ -224,28 +297,36 @@ def requirement_met(facts: Facts, text: str) -> Optional[bool]:
 @rule
 def container_requires_newer_driver(facts: Facts) -> Iterable[Finding]:
     c = _box(facts)
-    if c is None or not c.nvidia_require_cuda or not facts.has_usable_driver:
-        return
+    if c is None or not c.nvidia_require_cuda or facts.driver_present is False:
+        return  # (no driver at all is another finding; an unknown driver leaves the verdict undecided below)
     if (c.nvidia_disable_require or "").strip().lower() in ("1", "true", "yes"):
         return
     verdict = requirement_met(facts, c.nvidia_require_cuda)
-    cuda = next((v for n, op, v in (parse_requirement(c.nvidia_require_cuda) or [[]])[0] if n == "cuda"), None)
+    alternatives = parse_requirement(c.nvidia_require_cuda)
+    cuda = next((v for n, op, v in (alternatives or [[]])[0] if n == "cuda"), None)
     if verdict is not False or cuda is None:
         return
     nv = facts.nvidia
+    used = {n for group in alternatives for n, _, _ in group}  # every alternative failed: each fact it read decided
     driver = nv.driver_version if nv else None
     yield Finding(
         code="driver-too-old", severity="error", section="nvidia",
-        title=f"the image needs CUDA {cuda}, the host driver {driver} supports CUDA {nv.driver_cuda if nv else '?'}",
+        title=(f"the image needs CUDA {cuda}, the host driver{f' {driver}' if driver else ''} supports "
+               f"{f'CUDA {nv.driver_cuda}' if nv and nv.driver_cuda else 'an older CUDA'}"),
         detail=(f"NVIDIA_REQUIRE_CUDA={c.nvidia_require_cuda!r}: the image was built for CUDA {cuda}, newer than the "
                 "host driver runs. The container toolkit refuses to start such a container (\"requirement error: "
                 "unsatisfied condition\") unless the check is disabled, and then CUDA fails at the first call "
                 "(\"CUDA driver version is insufficient\"); the forward-compatibility package only helps on "
-                "data-centre GPUs."),
+                "data-centre GPUs."
+                + ("" if facts.known("container.nvidia_disable_require") else
+                   " (Not recorded here: NVIDIA_DISABLE_REQUIRE, which turns the check off where that package is installed.)")),
         fix=(f"Update the host's NVIDIA driver to a branch that supports CUDA {cuda}, or use an image built for "
              f"CUDA {nv.driver_cuda if nv and nv.driver_cuda else 'the driver supports'} or older",),
-        evidence=("container.in_container=true", f"container.nvidia_require_cuda={c.nvidia_require_cuda}", f"nvidia.driver_version={driver}",
-                  f"nvidia.driver_cuda={nv.driver_cuda if nv else None}"),
+        evidence=(inside(facts), f"container.nvidia_require_cuda={c.nvidia_require_cuda}",
+                  *((f"nvidia.driver_cuda={nv.driver_cuda}",) if "cuda" in used else ()),
+                  *((f"nvidia.driver_version={driver}",) if "driver" in used else ()),
+                  *(f"nvidia.gpus[{i}].compute_capability={g.compute_capability}" for i, g in enumerate(facts.gpus)
+                    if "arch" in used and g.compute_capability)),
     )
 
 
@@ -254,9 +335,9 @@ def container_requires_newer_driver(facts: Facts) -> Iterable[Finding]:
 @rule
 def podman_without_cdi(facts: Facts) -> Iterable[Finding]:
     c = facts.container
-    if c is None or c.in_container or not c.podman or not facts.known("container.cdi_specs") or c.cdi_specs:
-        return
-    if not has_usable_gpu(facts):
+    if c is None or c.in_container is not False or not c.podman or c.cdi_specs:
+        return  # inside a container, or not known to be a host (unknown is not absent)
+    if not lists_all(facts, "container.cdi_specs", c.cdi_specs) or not has_usable_gpu(facts):
         return
     yield Finding(
         code="container-gpu-missing", severity="warning", section="nvidia",
@@ -266,5 +347,6 @@ def podman_without_cdi(facts: Facts) -> Iterable[Finding]:
                 "be regenerated after a driver update). Without one, podman containers start without a GPU."),
         fix=(("sudo", "nvidia-ctk", "cdi", "generate", "--output=/etc/cdi/nvidia.yaml"),
              ("podman", "run", "--rm", "--device", "nvidia.com/gpu=all", "ubuntu", "nvidia-smi", "-L")),
-        evidence=("container.podman=true", "container.cdi_specs=[]"),
+        evidence=("container.in_container=false", "container.podman=true", "container.cdi_specs=[]",
+                  f"nvidia.driver_version={facts.nvidia.driver_version}"),
     )
