@@ -132,7 +132,7 @@ def partial_document(doc: dict, rng) -> dict:
 
 
 _EVIDENCE_PATH = re.compile(
-    r"^((?:host|python|nvidia|cuda_toolkits?|cudnn|jetson|amd|env|frameworks)(?:\.[\w\-]+|\[\d+\])*)=")
+    r"^((?:host|python|nvidia|cuda_toolkits?|cudnn|jetson|amd|env|frameworks|container|build)(?:\.[\w\-]+|\[\d+\])*)=")
 
 
 def _value_at(facts, path: str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from envdoctor.diagnose import rule
+from envdoctor.diagnose.container import inside
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
 
@@ -24,7 +25,7 @@ def no_nvidia_driver(facts: Facts) -> Iterable[Finding]:
         return
     if not nv.pci_devices or nv.driver_version or facts.driver_present is not False:
         return  # a driver that was simply not recorded is unknown, not missing
-    if facts.container is not None and facts.container.in_container:
+    if inside(facts):
         return  # the driver lives on the host: the container rules say what the container lacks
     evidence = [f"nvidia.pci_devices[{i}]={d.address}" for i, d in enumerate(nv.pci_devices)]
     evidence += _why_no_driver(facts)

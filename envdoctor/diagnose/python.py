@@ -80,6 +80,7 @@ def python_unsupported(facts: Facts) -> Iterable[Finding]:
             fix=plan_fix(facts, framework, f"Create an environment with a Python version {name} supports "
                          f"(`envdoctor matrix {framework}` lists them) and install there"),
             evidence=(f"python.version={python}", f"python.packages.{dist}={version}",
+                      f"host.os={facts.host.os}", f"host.arch={facts.host.arch}",
                       f"{framework} matrix: wheels for Python {', '.join(supported)}"),
         )
 
