@@ -26,7 +26,7 @@ from typing import Any, Iterable
 
 from envdoctor.errors import UsageError
 from envdoctor.findings import Finding
-from envdoctor.fleet.keys import FRAMEWORK_DISTRIBUTIONS, NONE, gpu_list, node_values
+from envdoctor.values import FRAMEWORK_DISTRIBUTIONS, NONE, gpu_list, node_values
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -69,16 +69,31 @@ class Policy:
 def load_policy(path: str) -> Policy:
     from envdoctor.facts import FactsError, read_bounded
 
+    import os
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise PolicyError(f"policy file {path} is a directory, not a TOML file")
+    if stat.S_ISREG(info.st_mode) and info.st_size > MAX_POLICY_BYTES:
+        raise PolicyError(f"policy file {path} is over {MAX_POLICY_BYTES // 1000} kB; a policy is a few lines")
     try:
         text = read_bounded(path, "policy file", MAX_POLICY_BYTES)
     except FactsError as exc:
         raise PolicyError(str(exc)) from None
+    except OSError as exc:
+        raise PolicyError(f"cannot read policy file {path}: {exc.strerror or exc}") from None
     return parse_policy(text, path)
 
 
 def parse_policy(text: str, path: str = "(text)") -> Policy:
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # arrays or inline tables nested thousands deep: tomllib recurses
+        raise PolicyError(f"policy {path}: not valid TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc).replace("(at end of document)", f"(at line {max(1, len(text.splitlines()))}, the end)")
         raise PolicyError(f"policy {path}: not valid TOML: {message}") from None
@@ -105,7 +120,7 @@ def _validate(rule: str, value: Any, where: str) -> Any:
             raise PolicyError(f"{where}: forbid must be a list of finding codes, e.g. [\"cpu-only-build\"]")
         return tuple(value)
     if rule == "gpus":
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, int) and value < 0):
             raise PolicyError(f"{where}: gpus must be a count (8) or a specifier (\">=4\")")
         return value if isinstance(value, int) else _specifier(value, where, rule)
     if not isinstance(value, str) or not value.strip():
@@ -138,11 +153,21 @@ def _finding(rule: str, section: str, title: str, detail: str, severity: str = "
                    evidence=(f"policy.{rule}",) + evidence)
 
 
-def _unknown(rule: str, section: str, what: str) -> Finding:
+# Why a rule's fact can be missing, by the block it comes from (only frameworks need --deep).
+_WHY_UNKNOWN = {
+    "nvidia": "the NVIDIA driver probe failed or timed out, or the facts were recorded without it",
+    "toolkit": "the CUDA toolkit probe did not run or failed",
+    "cudnn": "the cuDNN probe did not run or failed",
+    "python": "the Python probe did not run or failed",
+    "frameworks": "the Python package list was not recorded, or `envdoctor facts --deep` was not run",
+}
+
+
+def _unknown(rule: str, section: str, what: str, why: str = "") -> Finding:
+    reason = why or _WHY_UNKNOWN.get(section, "a probe failed or did not run")
     return _finding(rule, section, f"policy {rule}: {what} unknown, cannot judge",
                     f"The policy's rule {rule} needs the {what}, which this node's facts do not record "
-                    "(a probe failed, or `envdoctor facts --deep` was not run); it is neither met nor broken.",
-                    severity="warning")
+                    f"({reason}); it is neither met nor broken.", severity="warning")
 
 
 def _judge(rule: str, wanted: Any, facts: dict, values: dict, findings: list[Finding]) -> list[Finding]:
@@ -164,9 +189,11 @@ def _judge(rule: str, wanted: Any, facts: dict, values: dict, findings: list[Fin
         if gpus is None:
             return [_unknown(rule, "nvidia", "GPU model")]
         names = [str(g.get("name") or "") for g in gpus]
-        wrong = sorted({n or "unknown" for n in names if not fnmatch.fnmatchcase(n, wanted)})
+        wrong = sorted({n for n in names if n and not fnmatch.fnmatchcase(n, wanted)})
         if not gpus:
             wrong = ["no GPU"]
+        elif not wrong and not all(names):  # a GPU whose name was not read: cannot judge it
+            return [_unknown(rule, "nvidia", "GPU model", "a GPU's name was not read")]
         return [_finding(rule, "nvidia", f"policy gpu_model {wanted}: {name} seen",
                          f"The policy wants every GPU to match {wanted!r}; this node has {name}.",
                          evidence=(f"nvidia.gpus[].name={name}",)) for name in wrong]
@@ -183,6 +210,8 @@ def _judge(rule: str, wanted: Any, facts: dict, values: dict, findings: list[Fin
     seen = values.get(key)
     if seen is None:
         return [_unknown(rule, section, what)]
+    if seen.startswith("failed ("):  # the driver probe failed ("failed (NVML timed out)"): not a version
+        return [_unknown(rule, section, what, f"the driver probe {seen}")]
     if _meets(seen, wanted):
         return []
     return [_finding(rule, section, f"policy {rule} {wanted}: {seen} seen",

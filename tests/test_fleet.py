@@ -246,3 +246,40 @@ def test_expect_hosts_file_with_comments_and_short_names(tmp_path):
     hosts.write_text("# the GPU partition\ngpu[01-03]  # rack 1\n\nlogin1\n")
     code, report = fleet_json(str(tmp_path / "nodes"), "--expect-hosts", str(hosts))
     assert code == 1 and report["silent"] == {"nodes": "gpu03,login1", "count": 2}
+
+
+def test_one_host_sent_several_documents(tmp_path):
+    for n, python in enumerate(["3.12.12", "3.12.12", "3.11.9"]):  # three files for one host, one differs
+        facts = machine("a100-current.json", "gpu001")
+        facts["python"]["version"] = python
+        (tmp_path / f"copy{n}.json").write_text(json.dumps(facts))
+    code, report = fleet_json(str(tmp_path))
+    assert code == 1 and report["nodes"] == 1 and report["drift"] is True
+    assert report["conflicting"] == [{"host": "gpu001", "documents": 3}]
+    assert [(g["value"], g["count"]) for g in key(report, "python")["groups"]] == [("3.12.12", 2), ("3.11.9", 1)]
+    assert [d["host"] for d in report["duplicates"]] == ["gpu001"]  # the identical copy is noted
+    text = fleet(str(tmp_path))
+    assert text.returncode == 1 and "1 sent differing documents" in text.stdout and "gpu001: 3 documents" in text.stdout
+    (tmp_path / "copy2.json").unlink()  # identical copies only: one node, no drift, a note
+    code, report = fleet_json(str(tmp_path))
+    assert code == 0 and report["nodes"] == 1 and report["conflicting"] == [] and len(report["duplicates"]) == 1
+    assert "sent identical copies (counted once): gpu001" in fleet(str(tmp_path)).stdout
+
+
+def test_a_tie_has_no_majority(tmp_path):
+    write_nodes(tmp_path, ["a1", "a2"])
+    write_nodes(tmp_path, ["a3", "a4"], nvidia__driver_version="560.35.03")
+    code, report = fleet_json(str(tmp_path))
+    driver = key(report, "driver_version")
+    assert code == 1 and driver["drift"] and driver["reference"] is None
+    assert not any(g["reference"] for g in driver["groups"])
+    assert "no majority: the most common values are tied" in fleet(str(tmp_path)).stdout
+
+
+def test_majority_is_the_documented_default(tmp_path):
+    write_nodes(tmp_path, ["a1", "a2", "a3"], nvidia__driver_version="560.35.03")
+    write_nodes(tmp_path, ["a4"])
+    with_flag, without = fleet(str(tmp_path), "--majority", "--json"), fleet(str(tmp_path), "--json")
+    assert with_flag.returncode == without.returncode == 1
+    assert key(json.loads(with_flag.stdout), "driver_version") == key(json.loads(without.stdout), "driver_version")
+    assert "(the default" in run_cli("fleet", "--help", env={**ENV, "COLUMNS": "300"}).stdout

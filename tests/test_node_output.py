@@ -249,3 +249,30 @@ def test_facts_file_only_with_ansible_fact():
     assert result.returncode == 2 and result.stdout == "" and "--ansible-fact" in result.stderr
     fact = json.loads(run_cli("facts", "--ansible-fact", "--facts", machine("diag-driver-old.json"), env=ENV).stdout)
     assert (fact["ok"], fact["exit"]) == (False, 1) and fact["summary"].startswith("driver-too-old: ")
+
+
+def test_facts_without_nvidia_or_python_cannot_be_judged(tmp_path):
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({"schema": "envdoctor.facts/1", "host": {"os": "linux", "hostname": "n1"},
+                                   "recorded": ["host"]}))
+    line = check("--facts", str(partial), "--profile", "node", "--format", "oneline")
+    assert line.returncode == 2 and line.stdout.startswith("unknown: ") and "NVIDIA or Python" in line.stdout
+    prom = check("--facts", str(partial), "--profile", "node", "--format", "prometheus")
+    assert prom.returncode == 2
+    assert not [s for s in prom.stdout.splitlines() if s.startswith("envdoctor_healthy")]
+    recorded = tmp_path / "recorded.json"  # a probe looked: no NVIDIA driver, Python seen -> judged
+    recorded.write_text(json.dumps({"schema": "envdoctor.facts/1", "host": {"os": "linux", "hostname": "n1"},
+                                    "python": {"version": "3.12.3", "packages": {}},
+                                    "recorded": ["host", "python", "nvidia"]}))
+    assert not check("--facts", str(recorded), "--profile", "node", "--format", "oneline").stdout.startswith("unknown")
+
+
+def test_facts_profile_node_is_bounded_by_the_node_budget():
+    hung = run_cli("facts", "--profile", "node",
+                   env={**ENV, "PATH": f"{FAKEBIN / 'hang'}:{SYSTEM_PATH}", "ENVDOCTOR_PROBE_TIMEOUT": "30",
+                        "ENVDOCTOR_NODE_BUDGET": "1"})
+    assert hung.returncode == 2 and hung.stdout == ""
+    assert hung.stderr.count("\n") == 1 and "did not finish within 1 s" in hung.stderr
+    plain = run_cli("facts", "--profile", "node", env={**ENV, "PATH": SYSTEM_PATH})
+    assert plain.returncode == 0 and json.loads(plain.stdout)["schema"] == "envdoctor.facts/1"
+    assert "ENVDOCTOR_NODE_BUDGET" in run_cli("facts", "--help", env={**ENV, "COLUMNS": "300"}).stdout

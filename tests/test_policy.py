@@ -50,7 +50,10 @@ def test_framework_version_and_build():
     assert violations('torch = "==2.6.*"\ntorch_build = "cu124"\n', facts) == []
     assert violations('torch = "==2.8.*"\ntorch_build = "cu128"\n', facts) == [
         ("error", "policy torch ==2.8.*: 2.6.0+cu124 seen"), ("error", "policy torch_build cu128: cu124 seen")]
-    assert violations('tensorflow = ">=2.18"\n', facts) == [("error", "policy tensorflow >=2.18: none seen")]
+    # a hand-written package list names what it saw, not everything installed: tensorflow is unknown
+    assert violations('tensorflow = ">=2.18"\n', facts) == [("warning", "policy tensorflow: tensorflow unknown, cannot judge")]
+    recorded = dict(facts, recorded=["host", "python"])  # a probe listed every package: absent is "none"
+    assert violations('tensorflow = ">=2.18"\n', recorded) == [("error", "policy tensorflow >=2.18: none seen")]
 
 
 def test_forbid_matches_the_findings():
@@ -102,3 +105,43 @@ def test_check_expect_malformed_is_exit_2_one_line(tmp_path):
     assert result.stderr.count("\n") == 1 and "line 2: unknown rule 'gpu'" in result.stderr
     missing = run_cli("check", "--facts", str(MACHINES / A100), "--expect", str(tmp_path / "none.toml"), env=ENV)
     assert missing.returncode == 2 and "cannot read policy file" in missing.stderr
+
+
+HOST_ONLY = {"schema": "envdoctor.facts/1", "host": {"os": "linux", "hostname": "n1"}, "recorded": ["host"]}
+
+
+def test_unrecorded_python_and_cudnn_are_unknown_not_none():
+    got = violations('torch = "==2.8.*"\ncudnn = ">=9"\n', HOST_ONLY)
+    assert got == [("warning", "policy torch: torch unknown, cannot judge"),
+                   ("warning", "policy cudnn: cuDNN unknown, cannot judge")]
+    unrecorded_list = {"schema": "envdoctor.facts/1", "host": {"os": "linux"}, "cudnn": []}
+    assert [s for s, _ in violations('cudnn = ">=9"\n', unrecorded_list)] == ["warning"]
+    recorded = dict(unrecorded_list, recorded=["host", "cudnn"])
+    assert violations('cudnn = ">=9"\n', recorded) == [("error", "policy cudnn >=9: none seen")]
+
+
+def test_check_expect_on_host_only_facts_cannot_judge_exit_2(tmp_path):
+    facts = tmp_path / "host-only.json"
+    facts.write_text(json.dumps(HOST_ONLY))
+    policy = tmp_path / "policy.toml"
+    policy.write_text('torch = "==2.8.*"\n')
+    line = run_cli("check", "--facts", str(facts), "--expect", str(policy), "--profile", "node", "--format", "oneline",
+                   env=ENV)
+    assert "none seen" not in line.stdout and line.stdout.startswith("unknown")
+    assert line.returncode == 2
+    prom = run_cli("check", "--facts", str(facts), "--expect", str(policy), "--format", "prometheus", env=ENV)
+    assert 'torch=""' in prom.stdout and 'torch="none"' not in prom.stdout
+    assert "envdoctor_healthy" not in prom.stdout.replace("# HELP envdoctor_healthy", "").replace("# TYPE envdoctor_healthy", "")
+
+
+def test_a_failed_driver_probe_and_an_unnamed_gpu_cannot_be_judged():
+    facts = {"schema": "envdoctor.facts/1", "host": {"os": "linux"}, "recorded": ["host", "nvidia"],
+             "nvidia": {"driver_version": None, "failure": "NVML timed out", "gpus": [{"index": 0, "name": None}]}}
+    got = violations('driver = ">=570"\ngpu_model = "NVIDIA H100*"\n', facts)
+    assert [s for s, _ in got] == ["warning", "warning"]
+    assert "failed (NVML timed out)" in parse_policy('driver = ">=570"\n').check(facts)[0].detail
+    assert all("--deep" not in f.detail for f in parse_policy('driver = ">=570"\ncudnn = ">=9"\n').check(facts))
+    named = dict(facts, nvidia={"driver_version": "580.95.05", "gpus": [{"index": 0, "name": "NVIDIA A100-SXM4-80GB"},
+                                                                         {"index": 1, "name": None}]})
+    assert violations('gpu_model = "NVIDIA H100*"\n', named) == [
+        ("error", "policy gpu_model NVIDIA H100*: NVIDIA A100-SXM4-80GB seen")]

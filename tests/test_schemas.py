@@ -137,9 +137,12 @@ def test_ansible_fact_document_validates():
 
 
 def test_node_budget_spent_document_validates():
-    result = run_cli("check", "--profile", "node", "--json", env={"ENVDOCTOR_NODE_BUDGET": "0.001"})
-    if result.returncode != 2:  # the probes beat the budget: nothing to check
-        pytest.skip("probes finished within the budget")
+    # a wedged driver: the fake nvidia-smi sleeps past the 1 s budget (its probe timeout is longer)
+    hang = ROOT / "tests" / "fakebin" / "hang"
+    result = run_cli("check", "--profile", "node", "--json",
+                     env={"PATH": f"{hang}:/usr/bin:/bin", "ENVDOCTOR_NVML": "0", "ENVDOCTOR_PROBE_TIMEOUT": "30",
+                          "ENVDOCTOR_NODE_BUDGET": "1"})
+    assert result.returncode == 2, result.stderr
     document = json.loads(result.stdout)
     assert document["facts"] is None and document["summary"]["unknown"]
     assert errors(document, schema_for("report")) == []

@@ -24,7 +24,7 @@ from envdoctor.commands.common import FactsOption, PythonOption, exit_code_for, 
 FORMATS = ("console", "json", "markdown", "oneline", "prometheus")
 PROFILES = ("default", "node")
 NODE_BUDGET = 20.0  # seconds for the whole node-profile run
-NODE_PROBE_TIMEOUT = "5"  # seconds per probe subprocess in the node profile (unless set lower)
+NODE_PROBE_TIMEOUT = "5"  # seconds per probe subprocess in the node profile (unless ENVDOCTOR_PROBE_TIMEOUT is set)
 
 
 def register(app: typer.Typer) -> None:
@@ -61,8 +61,9 @@ def check(
     if textfile_dir is not None and not os.path.isdir(textfile_dir):
         from envdoctor.errors import UsageError
 
-        raise UsageError(f"--textfile-dir {textfile_dir}: no such directory")
-    facts, findings, timings = _diagnosed(facts_file, python, deep, node, None, on_timeout=lambda: _budget_spent(fmt, textfile_dir))
+        why = "not a directory" if os.path.exists(textfile_dir) else "no such directory"
+        raise UsageError(f"--textfile-dir {textfile_dir}: {why}")
+    facts, findings, timings = _diagnosed(facts_file, python, deep, node, on_timeout=lambda: _budget_spent(fmt, textfile_dir))
     if build:  # probe the build tools and judge them (a --facts file keeps the build block it recorded)
         from envdoctor.probe.build import add_build
 
@@ -84,7 +85,9 @@ def facts(
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep user names, host names and home paths in the Markdown."),
     ansible_fact: bool = typer.Option(False, "--ansible-fact",
                                       help="One JSON object for Ansible's facts.d (ok, exit, summary, facts, findings); always exits 0."),
-    profile: str = typer.Option("default", "--profile", metavar="PROFILE", help="default | node (see `envdoctor check --help`)."),
+    profile: str = typer.Option("default", "--profile", metavar="PROFILE",
+                                help="default | node: passive probes bounded by ENVDOCTOR_NODE_BUDGET seconds; "
+                                     "past it, one line on stderr and exit 2 (no partial facts)."),
     expect: Optional[str] = typer.Option(None, "--expect", metavar="FILE", help="With --ansible-fact: apply a TOML policy."),
     facts_file: Optional[str] = typer.Option(None, "--facts", metavar="FILE", help="With --ansible-fact: judge a recorded machine instead of probing."),
 ) -> None:
@@ -96,8 +99,15 @@ def facts(
         from envdoctor.errors import UsageError
 
         raise UsageError("--facts FILE replays a recorded machine: use it with --ansible-fact or `envdoctor check`")
-    _chosen_profile(profile, deep)
-    probed, _ = obtain_facts(None, python, deep, completed=False)
+    if expect:  # a policy judges; plain facts only record: it would be ignored
+        from envdoctor.errors import UsageError
+
+        raise UsageError("--expect FILE applies a policy: use it with --ansible-fact or `envdoctor check --expect`")
+    if _chosen_profile(profile, deep):
+        os.environ.setdefault("ENVDOCTOR_PROBE_TIMEOUT", NODE_PROBE_TIMEOUT)
+        probed, _ = _within(node_budget(), lambda: obtain_facts(None, python, False, completed=False), _facts_timeout)
+    else:
+        probed, _ = obtain_facts(None, python, deep, completed=False)
     if markdown_out:
         from envdoctor.render.markdown import facts_markdown
 
@@ -152,8 +162,8 @@ def _load_policy(expect: Optional[str]):
 
 # --- probing and judging -----------------------------------------------------------------------
 
-def _diagnosed(facts_file, python, deep, node: bool, policy, on_timeout):
-    """Facts, findings (the policy's included) and timings; in the node profile bounded in time."""
+def _diagnosed(facts_file, python, deep, node: bool, on_timeout):
+    """Facts, findings (the policy's not yet) and timings; in the node profile bounded in time."""
     from envdoctor.diagnose import diagnose, prepare
 
     if node and not facts_file:
@@ -161,7 +171,7 @@ def _diagnosed(facts_file, python, deep, node: bool, policy, on_timeout):
         facts, timings = _within(node_budget(), lambda: obtain_facts(None, python, False, meanwhile=prepare), on_timeout)
     else:
         facts, timings = obtain_facts(facts_file, python, deep, meanwhile=prepare)
-    return facts, _with_policy(policy, facts, diagnose(facts)), timings
+    return facts, diagnose(facts), timings
 
 
 def _with_policy(policy, facts, findings):
@@ -229,15 +239,32 @@ def _budget_spent(fmt: str, textfile_dir: Optional[str]) -> None:
         os._exit(2)
 
 
+def _facts_timeout() -> None:
+    """`facts --profile node` past its budget: no facts to print (half a probe is no record)."""
+    sys.stderr.write(f"envdoctor: probes did not finish within {node_budget():g} s; no facts recorded\n")
+    sys.stderr.flush()
+    os._exit(2)
+
+
 def cannot_judge(facts, findings, strict: bool) -> Optional[str]:
-    """Why the node cannot be judged (a probe failed and no problem was found anyway), or None."""
+    """Why the node cannot be judged (no problem was found, but a probe failed, the NVIDIA or Python
+    facts were not recorded, or a policy rule could not be judged), or None."""
+    from envdoctor.policy import CODE as POLICY_CODE
     from envdoctor.render.oneline import problems
 
-    if problems(findings, strict) or not facts.errors:
+    if problems(findings, strict):
         return None
-    first = facts.errors[0]
-    more = f" (+{len(facts.errors) - 1} more)" if len(facts.errors) > 1 else ""
-    return f"{first.probe}: {first.message}{more}"
+    if facts.errors:
+        first = facts.errors[0]
+        more = f" (+{len(facts.errors) - 1} more)" if len(facts.errors) > 1 else ""
+        return f"{first.probe}: {first.message}{more}"
+    missing = [what for what, path in (("NVIDIA", "nvidia"), ("Python", "python.version")) if not facts.known(path)]
+    if missing:
+        return f"the facts do not record the {' or '.join(missing)} block"
+    unjudged = [f for f in findings if f.code == POLICY_CODE and f.severity != "error"]  # the policy's "cannot judge"
+    if unjudged:
+        return unjudged[0].title
+    return None
 
 
 def node_exit_code(findings, strict: bool, unknown: Optional[str]) -> int:
@@ -309,8 +336,8 @@ def _print_ansible_fact(python, deep, profile, expect, facts_file=None) -> None:
     try:
         node = _chosen_profile(profile, deep)
         policy = _load_policy(expect)
-        facts_value, findings, _ = _diagnosed(facts_file, python, deep, node, policy,
-                                              on_timeout=lambda: _ansible_timeout(document))
+        facts_value, findings, _ = _diagnosed(facts_file, python, deep, node, on_timeout=lambda: _ansible_timeout(document))
+        findings = _with_policy(policy, facts_value, findings)
         unknown = cannot_judge(facts_value, findings, False)
         code = node_exit_code(findings, False, unknown)  # a fact says "cannot judge" in any profile
         from envdoctor.render.oneline import oneline

@@ -18,7 +18,7 @@ def fleet(
     paths: List[str] = typer.Argument(..., metavar="PATH...", help="Files or folders of nodes' JSON; '-' reads stdin (pdsh/clush `host: json` lines, JSON Lines)."),
     expect_hosts: Optional[str] = typer.Option(None, "--expect-hosts", metavar="FILE|RANGE", help="The hosts that should have answered, e.g. gpu[001-120]."),
     baseline: Optional[str] = typer.Option(None, "--baseline", metavar="FILE", help="A node's facts or report whose values are the reference."),
-    majority: bool = typer.Option(False, "--majority", help="The majority's value is the reference (the default)."),
+    majority: bool = typer.Option(False, "--majority", help="The majority's value is the reference (the default; the flag only says so explicitly)."),
     expect: Optional[str] = typer.Option(None, "--expect", metavar="FILE", help="A TOML policy applied to every node (policy-violation)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON (schema envdoctor.fleet/1)."),
     markdown_out: bool = typer.Option(False, "--markdown", help="Print Markdown."),
@@ -58,6 +58,9 @@ def fleet(
         sys.stdout.write(render.markdown(view))
     else:
         sys.stdout.write(render.text(view))
+    if view.nodes == 0:  # every input unreadable: the report lists them; the verdict is an input error
+        sys.stdout.flush()
+        raise UsageError(f"no readable node's JSON in {' '.join(paths)}: {len(view.unreadable)} unreadable input(s)")
     raise typer.Exit(view.exit_code())
 
 
@@ -88,7 +91,7 @@ def _baseline_values(path: Optional[str]) -> Optional[dict]:
         return None
     from envdoctor.errors import UsageError
     from envdoctor.fleet.inputs import Document, read_file
-    from envdoctor.fleet.keys import node_values
+    from envdoctor.values import node_values
 
     items = list(read_file(path))
     docs = [i for i in items if isinstance(i, Document)]

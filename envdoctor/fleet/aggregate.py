@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from envdoctor.fleet.inputs import Document, Unreadable
-from envdoctor.fleet.keys import BASE_KEYS, NONE
+from envdoctor.values import BASE_KEYS, NONE
 from envdoctor.fleet.nodes import Judge, Node
 
 UNKNOWN = "unknown"
@@ -36,11 +36,14 @@ class FleetView:
     unknown: list[tuple[str, list[str]]]  # (verdict, hosts)
     silent: list[str]
     unreadable: list[Unreadable]
-    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (host, source ignored)
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (host, source) of identical copies
+    # Hosts that sent documents that disagree, with how many documents each sent: every copy is counted
+    # in the groups (a host can then sit in two groups), and the fleet is not homogeneous.
+    conflicting: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def drift(self) -> bool:
-        return any(k.drift for k in self.keys)
+        return any(k.drift for k in self.keys) or bool(self.conflicting)
 
     def exit_code(self) -> int:
         if not self.nodes:
@@ -56,7 +59,9 @@ class Collector:
         self.judge = judge
         self.nodes: dict[str, Node] = {}
         self.unreadable: list[Unreadable] = []
-        self.duplicates: list[tuple[str, str]] = []
+        self.duplicates: list[tuple[str, str]] = []  # identical copies: one node
+        self.copies: dict[str, list[Node]] = {}  # host -> its copies that differ from the first one kept
+        self.repeated: dict[str, list[Node]] = {}  # host -> its identical copies (counted where the host conflicts)
 
     def add(self, item) -> None:
         if isinstance(item, Document):
@@ -64,10 +69,23 @@ class Collector:
         if isinstance(item, Unreadable):
             self.unreadable.append(item)
             return
-        if item.host in self.nodes:
+        first = self.nodes.get(item.host)
+        if first is None:
+            self.nodes[item.host] = item
+        elif any(_same(item, kept) for kept in (first, *self.copies.get(item.host, ()))):
             self.duplicates.append((item.host, item.source))
-            return
-        self.nodes[item.host] = item
+            self.repeated.setdefault(item.host, []).append(item)
+        else:
+            self.copies.setdefault(item.host, []).append(item)
+
+    def documents(self, host: str) -> int:
+        """How many documents a host sent (identical copies included)."""
+        return 1 + len(self.copies.get(host, ())) + len(self.repeated.get(host, ()))
+
+    def counted(self) -> list[Node]:
+        """One node per host; every document of a host whose documents disagree."""
+        extra = [n for host, copies in self.copies.items() for n in (*copies, *self.repeated.get(host, ()))]
+        return list(self.nodes.values()) + extra
 
     def add_all(self, items: Iterable) -> "Collector":
         for item in items:
@@ -75,25 +93,34 @@ class Collector:
         return self
 
 
+def _same(a: Node, b: Node) -> bool:
+    """Two documents of one host that say the same (their source and collection time aside)."""
+    return (a.values, a.problems, a.verdict, a.unknown) == (b.values, b.problems, b.verdict, b.unknown)
+
+
 def aggregate(collector: Collector, expected: Iterable[str] = (), baseline: Optional[dict] = None) -> FleetView:
-    nodes = list(collector.nodes.values())
+    nodes = collector.counted()
     keys = [_key_view(key, nodes, baseline) for key in _keys(nodes)]
     unhealthy: dict[str, tuple[list[str], tuple[str, ...]]] = {}
     unknown: dict[str, list[str]] = {}
     for node in nodes:
         if node.problems:
             hosts, _ = unhealthy.setdefault(node.verdict, ([], tuple(sorted({c for c, _ in node.problems}))))
-            hosts.append(node.host)
         elif node.unknown:
-            unknown.setdefault(node.verdict, []).append(node.host)
+            hosts = unknown.setdefault(node.verdict, [])
+        else:
+            continue
+        if node.host not in hosts:  # a host's differing copies may share a verdict
+            hosts.append(node.host)
     sent = set(collector.nodes) | {u.host for u in collector.unreadable if u.host}
     sent |= {alias for node in nodes for alias in node.aliases}
     silent = [h for h in expected if h not in sent]
     return FleetView(
-        nodes=len(nodes), reference_kind="baseline" if baseline is not None else "majority", keys=keys,
+        nodes=len(collector.nodes), reference_kind="baseline" if baseline is not None else "majority", keys=keys,
         unhealthy=sorted(((v, h, c) for v, (h, c) in unhealthy.items()), key=lambda t: (-len(t[1]), t[0])),
         unknown=sorted(unknown.items(), key=lambda t: (-len(t[1]), t[0])),
-        silent=silent, unreadable=collector.unreadable, duplicates=collector.duplicates)
+        silent=silent, unreadable=collector.unreadable, duplicates=collector.duplicates,
+        conflicting=[(host, collector.documents(host)) for host in collector.copies])
 
 
 def _keys(nodes: list[Node]) -> list[str]:
@@ -118,8 +145,16 @@ def _key_view(key: str, nodes: list[Node], baseline: Optional[dict]) -> KeyView:
     if baseline is not None and baseline.get(key) is not None:
         reference: Optional[str] = baseline[key]
     else:
-        reference = max(known, key=lambda v: (len(known[v]), v)) if known else None
+        reference = _majority(known)
     groups = [Group(v, h, reference=(v == reference)) for v, h in by_value.items()]
     groups.sort(key=lambda g: (not g.reference, g.value is None, -len(g.hosts), g.value or ""))
     drift = any(v != reference for v in known)
     return KeyView(key, groups, reference, drift)
+
+
+def _majority(known: dict[str, list[str]]) -> Optional[str]:
+    """The value most nodes have; None when none does (no value, or a tie for the most)."""
+    counts = sorted((len(hosts) for hosts in known.values()), reverse=True)
+    if not counts or (len(counts) > 1 and counts[0] == counts[1]):
+        return None
+    return next(v for v, hosts in known.items() if len(hosts) == counts[0])

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from typing import Any, Optional
 
 from envdoctor.fleet.inputs import Document, Unreadable
-from envdoctor.fleet.keys import node_values
+from envdoctor.values import node_values
 from envdoctor.render.oneline import fit
 
 SEVERE = ("error",)

@@ -41,6 +41,8 @@ def headline(view: FleetView) -> str:
         parts.append(f"{unknown} cannot be judged")
     if view.silent:
         parts.append(f"{len(view.silent)} silent")
+    if view.conflicting:
+        parts.append(f"{len(view.conflicting)} sent differing documents")
     if view.unreadable:
         parts.append(f"{len(view.unreadable)} unreadable input{'s' if len(view.unreadable) != 1 else ''}")
     return "envdoctor fleet: " + ", ".join(parts)
@@ -70,6 +72,8 @@ def text(view: FleetView) -> str:
             lines.append(f"  {star} {_value(g.value)}  {_hosts(g, True)}  ({len(g.hosts)}{tag})")
         if k.reference is not None and not any(g.reference for g in k.groups):
             lines.append(f"  * {k.reference}  no node  (0, {mark})")
+        if k.reference is None:
+            lines.append("  no majority: the most common values are tied")
         lines.append("")
     if view.unhealthy:
         lines.append("unhealthy nodes (error findings):")
@@ -85,8 +89,12 @@ def text(view: FleetView) -> str:
         lines.append("unreadable inputs:")
         lines += [f"  {u.source}: {u.message}" for u in view.unreadable]
         lines.append("")
+    if view.conflicting:
+        lines.append("sent differing documents (each counted above):")
+        lines += [f"  {host}: {count} documents" for host, count in view.conflicting]
+        lines.append("")
     if view.duplicates:
-        lines.append("sent twice (the first kept): " + fold(h for h, _ in view.duplicates))
+        lines.append("sent identical copies (counted once): " + fold(h for h, _ in view.duplicates))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -112,6 +120,8 @@ def markdown(view: FleetView) -> str:
     sections = [("Unhealthy nodes", [(fold(h), v) for v, h, _ in view.unhealthy]),
                 ("Cannot be judged", [(fold(h), v) for v, h in view.unknown]),
                 ("Silent (expected, sent nothing)", [(fold(view.silent), "")] if view.silent else []),
+                ("Sent differing documents", [(h, f"{n} documents") for h, n in view.conflicting]),
+                ("No majority (tied values)", [(label(k.key), "") for k in view.keys if k.drift and k.reference is None]),
                 ("Unreadable inputs", [(u.source, u.message) for u in view.unreadable])]
     for title, rows in sections:
         if rows:
@@ -134,5 +144,6 @@ def document(view: FleetView) -> dict:
         "silent": {"nodes": fold(view.silent), "count": len(view.silent)},
         "unreadable": [{"source": u.source, "host": u.host, "message": u.message} for u in view.unreadable],
         "duplicates": [{"host": h, "source": s} for h, s in view.duplicates],
+        "conflicting": [{"host": h, "documents": n} for h, n in view.conflicting],
         "exit": view.exit_code(),
     }

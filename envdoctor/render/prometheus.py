@@ -36,7 +36,7 @@ def _metric(name: str, kind: str, help_text: str, samples: list[str]) -> list[st
 def exposition(facts: dict, findings: list[Finding], healthy: Optional[bool], version: str,
                now: Optional[float] = None) -> str:
     """The whole document for one node. `facts` is the JSON form; `healthy` None = could not judge."""
-    from envdoctor.fleet.keys import gpu_list, node_values
+    from envdoctor.values import gpu_list, node_values
 
     values = node_values(facts)
     info = _labels([(k, values.get(k)) for k in INFO_LABELS] + [("envdoctor_version", version)])

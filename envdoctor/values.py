@@ -1,4 +1,4 @@
-"""The values a fleet is compared on, read from one node's facts (the JSON form, `Facts.to_dict()`).
+"""The values nodes are compared and judged on, read from one node's facts (the JSON form, `Facts.to_dict()`).
 
 Each value is a short string; `None` when the node did not record it (unknown), `NONE` when it
 recorded that there is none (no driver, framework not installed). Used by `envdoctor fleet` (group
@@ -88,7 +88,7 @@ def _cudnn(facts: dict) -> Optional[str]:
         return None
     versions = sorted({_text(c.get("version")) or "?" for c in found if isinstance(c, dict)})
     if not versions:
-        return NONE if _recorded(facts, "cudnn") or isinstance(found, list) else None
+        return NONE if _recorded(facts, "cudnn") else None  # an empty list nobody recorded is unknown
     return ", ".join(versions)
 
 
@@ -100,7 +100,9 @@ def framework_version(facts: dict, framework: str) -> Optional[str]:
     built = _text(_get(facts, "frameworks", framework, "version"))
     if built:
         return built
-    return NONE if isinstance(packages, dict) else None
+    # "none" only where a probe recorded the whole package list; a hand-written or partial document
+    # that lists some packages (or none) does not say the framework is absent.
+    return NONE if isinstance(packages, dict) and _recorded(facts, "python") else None
 
 
 def framework_build(facts: dict, framework: str) -> Optional[str]:
