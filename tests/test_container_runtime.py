@@ -173,13 +173,100 @@ def test_probe_on_a_recorded_tree(tmp_path):
     assert found.shm_bytes and found.shm_bytes > 0
 
 
+def _host_tree(root: Path) -> None:
+    """A systemd host as its files show it: PID 1 is systemd in /init.scope (cgroup v2), booted by
+    systemd (/run/systemd/system), no /run/systemd/container, an empty /dev of NVIDIA nodes."""
+    (root / "proc" / "1").mkdir(parents=True)
+    (root / "proc" / "1" / "cgroup").write_text("0::/init.scope\n")
+    (root / "proc" / "1" / "comm").write_text("systemd\n")
+    (root / "run" / "systemd" / "system").mkdir(parents=True)
+    (root / "dev").mkdir()
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="the container probe reads Linux files")
 def test_probe_outside_a_container(tmp_path):
-    (tmp_path / "proc" / "1").mkdir(parents=True)
-    (tmp_path / "proc" / "1" / "cgroup").write_text("0::/init.scope\n")
-    found = probe_container.probe(_ctx(tmp_path))
+    _host_tree(tmp_path)
+    ctx = _ctx(tmp_path)
+    found = probe_container.probe(ctx)
     assert found.in_container is False and found.runtime is None
-    assert found.device_nodes == [] and found.driver_libs == []
+    assert found.device_nodes == [] and found.driver_libs == [] and not ctx.errors
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the container probe reads Linux files")
+def test_no_marker_is_unknown_not_a_host(tmp_path):
+    # cgroup v2 in a namespace ("0::/"), a shell as PID 1: what an unmarked container shows, and no host proof
+    (tmp_path / "proc" / "1").mkdir(parents=True)
+    (tmp_path / "proc" / "1" / "cgroup").write_text("0::/\n")
+    (tmp_path / "proc" / "1" / "comm").write_text("bash\n")
+    (tmp_path / "dev").mkdir()
+    found = probe_container.probe(_ctx(tmp_path))
+    assert found.in_container is None and found.runtime is None and found.detected_by is None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the container probe reads Linux files")
+def test_markers_that_docker_does_not_leave(tmp_path):
+    # systemd-nspawn / LXD: systemd as PID 1 (as on a host) but told of the container
+    nspawn = tmp_path / "nspawn"
+    _host_tree(nspawn)
+    (nspawn / "run" / "systemd" / "container").write_text("systemd-nspawn\n")
+    found = probe_container.probe(_ctx(nspawn))
+    assert (found.in_container, found.runtime, found.detected_by) == (True, "systemd-nspawn", "/run/systemd/container")
+    # Apptainer shares the host's PID namespace (PID 1 is the host's systemd): its image marker wins
+    apptainer = tmp_path / "apptainer"
+    _host_tree(apptainer)
+    (apptainer / ".singularity.d").mkdir()
+    found = probe_container.probe(_ctx(apptainer))
+    assert (found.in_container, found.runtime, found.detected_by) == (True, "apptainer", "/.singularity.d")
+    found = probe_container.probe(_ctx(tmp_path / "nspawn", APPTAINER_CONTAINER="/scratch/pytorch.sif"))
+    assert (found.runtime, found.detected_by) == ("apptainer", "APPTAINER_CONTAINER")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the container probe reads Linux files")
+def test_a_list_that_cannot_be_read_is_unknown_not_empty(tmp_path):
+    _host_tree(tmp_path)
+    (tmp_path / "dev").rmdir()  # /dev cannot be listed
+    (tmp_path / "etc" / "ld.so.cache").mkdir(parents=True)  # exists but cannot be read as a file
+    ctx = _ctx(tmp_path)
+    found = probe_container.probe(ctx)
+    assert found.device_nodes is None and found.driver_libs is None
+    assert {e.probe for e in ctx.errors} == {"container"} and len(ctx.errors) == 2
+    assert any("/dev" in e.message for e in ctx.errors) and any("ld.so.cache" in e.message for e in ctx.errors)
+    block, unread = probe_container.unread_lists(found)
+    assert unread == {"container.device_nodes", "container.driver_libs"}
+    assert block.device_nodes == [] and block.driver_libs == [] and block.cdi_specs == []
+    facts = Facts(container=block, recorded=("host", "container"), unrecorded=unread, errors=list(ctx.errors))
+    assert not facts.known("container.device_nodes") and facts.known("container.cdi_specs")
+    assert Facts.from_dict(facts.to_dict()).to_dict()["container"]["device_nodes"] is None
+    # with the GPU wanted and no list of devices, no rule says the container lacks a GPU
+    wanted = dataclasses.replace(facts, container=dataclasses.replace(block, in_container=True, runtime="docker",
+                                                                      nvidia_require_cuda="cuda>=12.4"))
+    assert not findings(wanted, "container-gpu-missing")
+    assert findings(dataclasses.replace(wanted, unrecorded=frozenset()), "container-gpu-missing")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the container probe reads Linux files")
+def test_collect_records_an_unread_list_as_unrecorded(tmp_path):
+    from envdoctor.probe import collect
+
+    (tmp_path / "proc" / "1").mkdir(parents=True)
+    (tmp_path / "etc" / "ld.so.cache").mkdir(parents=True)
+    facts, _ = collect(ctx=_ctx(tmp_path))  # no /dev, an unreadable ld.so.cache
+    assert facts.container.device_nodes == [] and not facts.known("container.device_nodes")
+    assert not facts.known("container.driver_libs") and facts.known("container.cdi_specs")
+    assert facts.to_dict()["container"]["device_nodes"] is None
+    assert [e.probe for e in facts.errors].count("container") == 2
+
+
+def test_rules_on_an_unknown_in_container():
+    facts = machine("container-docker-no-gpus")
+    unknown = dataclasses.replace(facts, container=dataclasses.replace(facts.container, in_container=None,
+                                                                       runtime=None, detected_by=None),
+                                  host=dataclasses.replace(facts.host, container=None))
+    assert not findings(unknown, "container-gpu-missing")  # not known to be a container: no container advice
+    host = machine("container-podman-host-no-cdi")
+    assert findings(host, "container-gpu-missing")
+    unsure = dataclasses.replace(host, container=dataclasses.replace(host.container, in_container=None))
+    assert not findings(unsure, "container-gpu-missing")  # the CDI advice needs a host known to be one
 
 
 def test_runtime_from_cgroup_v1_and_mountinfo():

@@ -5,7 +5,11 @@ refuses an nvcc of another major and warns on another minor), else the newest th
 release must be one NVIDIA shipped (matrices/drivers.toml [[toolkit]]). How: recipes/cuda-toolkit.toml
 - conda-forge `cuda-toolkit` pinned with `cuda-version` into the target conda env, NVIDIA's conda
 label, NVIDIA's apt repository (`cuda-toolkit-X-Y`) on Debian/Ubuntu, or the CUDA 13 wheels (one
-folder, nvidia/cu13, usable as CUDA_HOME) into a venv.
+folder, nvidia/cu13, usable as CUDA_HOME) into a venv. NVIDIA's apt repository only where its
+[[apt_repo]] row says it carries that release (else the conda env, else nothing, with the reason);
+conda-forge from its `min_cuda`, NVIDIA's conda label below it; JetPack's apt on a Jetson. A warning
+when the system gcc (the recorded nvcc host compiler, else the distribution's own) is outside what
+that release's nvcc accepts (matrices/host_compilers.toml).
 
 `--run` is refused: the frameworks' safety path (snapshot of the environment, rollback, verifying the
 import) does not cover a toolkit, which goes into the system (apt) or a conda prefix.
@@ -99,28 +103,131 @@ def _nvidia_repo(facts) -> Optional[tuple[str, str]]:
     return (f"{name}{m.group(2)}{m.group(3) or ''}" if name == "ubuntu" else f"{name}{m.group(2)}"), arch
 
 
+def _fits(cuda: str, row: dict) -> bool:
+    """Whether release `cuda` is within a recipe's or repository row's min_cuda … max_cuda (inclusive)."""
+    low, high = row.get("min_cuda"), row.get("max_cuda")
+    return (low is None or _tuple(cuda) >= _tuple(low)) and (high is None or _tuple(cuda) <= _tuple(high))
+
+
+def apt_repo_row(repo: str) -> Optional[dict]:
+    """recipes/cuda-toolkit.toml's [[apt_repo]] row for NVIDIA's repository `repo`, or None (range unknown)."""
+    from envdoctor.matrix.loader import load
+
+    return next((r for r in load(FRAMEWORK, kind="recipes").get("apt_repo", []) if r.get("repo") == repo), None)
+
+
+def _repo_range(row: dict) -> str:
+    low, high = row.get("min_cuda"), row.get("max_cuda")
+    return f"CUDA {low} to {high}" if high else f"CUDA {low} and newer"
+
+
+def _jetpack_reason(jetson) -> str:
+    l4t = f" (L4T {jetson.l4t}" + (f", CUDA {jetson.cuda})" if jetson.cuda else ")") if jetson.l4t else ""
+    return f"on a Jetson the CUDA toolkit is JetPack's, from the L4T repository{l4t}, not NVIDIA's desktop/server apt repository"
+
+
 def _pick_recipe(facts, cuda: str, manager: str) -> tuple[Optional[str], list[str]]:
     """(recipe id, reasons); None when no recipe fits this target."""
     conda_env = facts.python.env_kind in ("conda", "conda-base") and facts.python.env_path
     why: list[str] = []
     if manager in ("pip", "uv"):
-        if _tuple(cuda) >= (13, 0):
+        if _fits(cuda, recipe(FRAMEWORK, f"{manager}-cu13-wheels")):
             return f"{manager}-cu13-wheels", [f"the CUDA {cuda} wheels install one folder (nvidia/cu13) that CUDA_HOME can name"]
         why.append(f"the CUDA {cuda.split('.')[0]}.x nvcc wheels install nvcc and the headers in separate folders, "
                    "which no CUDA_HOME can name: not a toolkit torch.utils.cpp_extension can build with")
         manager = "conda" if conda_env else "apt"
     if manager == "conda":
-        if conda_env:
+        if not conda_env:
+            return None, why + ["--manager conda needs a conda environment as the target (--python <env>/bin/python)"]
+        if _fits(cuda, recipe(FRAMEWORK, "conda-forge")):
             return "conda-forge", why + ["conda-forge cuda-toolkit pinned with cuda-version into the target conda env"]
-        return None, why + ["--manager conda needs a conda environment as the target (--python <env>/bin/python)"]
+        if _fits(cuda, recipe(FRAMEWORK, "conda-nvidia")):
+            return "conda-nvidia", why + [f"conda-forge has no CUDA {cuda} nvcc (its cuda-toolkit starts at "
+                                          f"{recipe(FRAMEWORK, 'conda-forge')['min_cuda']}): NVIDIA's conda label "
+                                          f"cuda-{releases()[cuda]}"]
+        return None, why + [f"no conda channel envdoctor knows has a CUDA {cuda} toolkit"]
     if manager == "apt":
-        if _nvidia_repo(facts):
+        if facts.jetson is not None:
+            return "jetson-jetpack", why + [_jetpack_reason(facts.jetson)]
+        found = _nvidia_repo(facts)
+        row = apt_repo_row(found[0]) if found else None
+        if found and row is not None and not _fits(cuda, row):
+            why.append(f"NVIDIA's {found[0]} repository has no cuda-toolkit-{cuda.replace('.', '-')}: it carries "
+                       f"{_repo_range(row)} ({row['source'].split(';')[0]})")
+            if conda_env:
+                in_conda, conda_why = _pick_recipe(facts, cuda, "conda")
+                return in_conda, why + conda_why
+            return None, why + ["use a conda env (--manager conda), or NVIDIA's runfile installer"]
+        if found:
             return "apt-nvidia", why + [f"NVIDIA's apt repository for {facts.host.distro} ({facts.host.arch})"]
         if facts.host.os == "windows":
             return "windows-installer", why + ["on Windows the toolkit comes from NVIDIA's installer"]
         return None, why + [f"NVIDIA's apt repository has no packages for {facts.host.distro or 'this system'}"
                             + ("; use a conda env (--manager conda)" if not conda_env else "")]
     raise UsageError(f"--manager {manager!r} is not one of: {', '.join(MANAGERS)}")
+
+
+def _repo_warnings(facts, cuda: str, recipe_id: Optional[str]) -> list[str]:
+    jetson = facts.jetson
+    if recipe_id == "jetson-jetpack" and jetson is not None and jetson.cuda and jetson.cuda.split(".")[:2] != cuda.split(".")[:2]:
+        return [f"JetPack's L4T {jetson.l4t or ''} repository carries CUDA {jetson.cuda}, not {cuda}: another CUDA "
+                "on a Jetson means another JetPack release (reflash or upgrade), not a package"]
+    found = _nvidia_repo(facts) if recipe_id == "apt-nvidia" else None
+    row = apt_repo_row(found[0]) if found else None
+    if row is not None and row.get("confirmed") is False:
+        return [f"the range of CUDA releases in NVIDIA's {found[0]} repository is not confirmed: check that "
+                f"https://developer.download.nvidia.com/compute/cuda/repos/{found[0]}/{found[1]}/ lists "
+                f"cuda-toolkit-{cuda.replace('.', '-')}"]
+    if found and row is None:
+        return [f"envdoctor has no record of which CUDA releases NVIDIA's {found[0]} repository carries: check that "
+                f"https://developer.download.nvidia.com/compute/cuda/repos/{found[0]}/{found[1]}/ lists "
+                f"cuda-toolkit-{cuda.replace('.', '-')}"]
+    return []
+
+
+def _gcc_range(cuda: str):
+    """matrices/host_compilers.toml's gcc bounds for `cuda`, else the nearest older release of the same major
+    (the table skips releases whose bounds did not change): ((min, max_exclusive, source), the row's CUDA)."""
+    from envdoctor.matrix.host_compilers import compiler_range
+
+    older = sorted((c for c in releases() if c.split(".")[0] == cuda.split(".")[0] and _tuple(c) <= _tuple(cuda)),
+                   key=_tuple, reverse=True)
+    for release in older:
+        bounds = compiler_range(release, "gcc")
+        if bounds is not None:
+            return bounds, release
+    return None, None
+
+
+def _system_gcc(facts, recipe_id: Optional[str]) -> tuple[Optional[str], str]:
+    """(the gcc version nvcc will use here, where that was read), or (None, "")."""
+    build = facts.build
+    host = next((c for c in (build.compilers if build else []) if c.role == "nvcc-host"), None)
+    if host is not None and host.kind == "gcc" and host.version:
+        return host.version, f"the nvcc host compiler here (`{host.command}`)"
+    found = _nvidia_repo(facts) if recipe_id == "apt-nvidia" else None
+    row = apt_repo_row(found[0]) if found else None
+    if row is not None and row.get("default_gcc"):
+        return row["default_gcc"], f"{facts.host.distro}'s own gcc"
+    return None, ""
+
+
+def _compiler_warnings(facts, cuda: str, recipe_id: Optional[str]) -> list[str]:
+    """A warning when the system gcc is outside what CUDA `cuda`'s nvcc accepts (matrices/host_compilers.toml)."""
+    from envdoctor.matrix.host_compilers import version_numbers
+
+    gcc, where = _system_gcc(facts, recipe_id)
+    bounds, row_cuda = _gcc_range(cuda)
+    if gcc is None or bounds is None:
+        return []
+    low, high, _source = bounds
+    have = version_numbers(gcc)
+    if low <= have < high:
+        return []
+    accepted = f"gcc ≥ {'.'.join(map(str, low))} and < {'.'.join(map(str, high))}"
+    return [f"gcc {gcc}, {where}, is outside what CUDA {cuda}'s nvcc accepts ({accepted}: matrices/host_compilers.toml, "
+            f"row CUDA {row_cuda}): nvcc stops with \"unsupported GNU version\"; install an accepted gcc and pass it "
+            "with CC/CXX (torch hands $CC to nvcc as -ccbin)"]
 
 
 def plan_toolkit(facts, cuda: Optional[str] = None, manager: str = "pip") -> InstallPlan:
@@ -138,6 +245,7 @@ def plan_toolkit(facts, cuda: Optional[str] = None, manager: str = "pip") -> Ins
         manager = "apt"  # the installer is the only route; _pick_recipe maps it
     recipe_id, why = _pick_recipe(facts, chosen, manager)
     reasons += why
+    warnings += _repo_warnings(facts, chosen, recipe_id) + _compiler_warnings(facts, chosen, recipe_id)
     if recipe_id is None:
         return InstallPlan(framework=FRAMEWORK, version=chosen, build=None, python=python, manager=manager,
                            reasons=tuple(reasons), warnings=tuple(warnings),

@@ -122,8 +122,8 @@ def collect(python: Optional[str] = None, deep: bool = False, ctx: Optional[Prob
         frameworks=frameworks or {},
         env=results["env"] or {},
         errors=sorted(ctx.errors, key=lambda e: e.probe),
-        container=results["container"],
+        container=container.unread_lists(results["container"])[0],
         recorded=tuple(recorded),
-        unrecorded=frozenset() if deep else frozenset({"frameworks"}),
+        unrecorded=(frozenset() if deep else frozenset({"frameworks"})) | container.unread_lists(results["container"])[1],
     )
     return facts, timings

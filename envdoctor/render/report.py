@@ -12,6 +12,7 @@ from envdoctor.findings import Finding, render_fix, worst_severity
 from envdoctor.render.marks import fit
 
 MARKS = {None: ("✓", "green"), "info": ("✓", "green"), "warning": ("!", "yellow"), "error": ("✗", "red")}
+NOT_CHECKED = ("–", "dim")  # a section nothing was checked for (the build tools without --build): neither ✓ nor !
 PROBE_SECTION = {"host": "platform", "python": "python", "nvidia": "nvidia", "nvml": "nvidia",
                  "nvidia-smi": "nvidia", "toolkit": "toolkit", "cudnn": "cudnn", "jetson": "jetson",
                  "amd": "nvidia", "deep": "frameworks", "env": "platform", "build": "build", "container": "container"}
@@ -45,7 +46,7 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
         severity = worst_severity(mine)
         if errors and severity in (None, "info"):
             severity = "warning"
-        mark, colour = MARKS[severity]
+        mark, colour = NOT_CHECKED if key == "build" and facts.build is None and severity is None else MARKS[severity]
         mark = escape(fit(mark))  # [ok] [!] [x] where stdout cannot encode the marks
         con.print(f"[bold {colour}]{mark}[/] [bold]{title}[/]")
         for line in describe(facts, verbose):
