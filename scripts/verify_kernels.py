@@ -43,7 +43,8 @@ def main(argv=None) -> int:
     else:
         compared, unscanned = _live(subjects, args)
     for result in compared:
-        print(("ok    " if result.ok else "DRIFT ") + result.line())
+        label = "SKIP  " if getattr(result, "error", None) else ("ok    " if result.ok else "DRIFT ")
+        print(label + result.line())
     print(f"{len(compared)} row(s) compared, {sum(not r.ok for r in compared)} differ; "
           f"{len(unscanned)} row(s) without a scan")
     return 0 if all(r.ok for r in compared) else 1

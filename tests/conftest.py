@@ -1,6 +1,9 @@
+import base64
+import hashlib
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -32,3 +35,25 @@ def run_cli(*args, env=None, input_text=None, timeout=120):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def build_wheel(folder: Path, name: str, version: str) -> Path:
+    """A minimal valid pure-Python wheel: one module with __version__, METADATA, WHEEL, RECORD."""
+    module = name.replace("-", "_")
+    dist_info = f"{module}-{version}.dist-info"
+    files = {
+        f"{module}/__init__.py": f"__version__ = {version!r}\n",
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: envdoctor-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    files[f"{dist_info}/RECORD"] = "\n".join(record + [f"{dist_info}/RECORD,,"]) + "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{module}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name_in_zip, text in files.items():
+            zf.writestr(name_in_zip, text)
+    return path

@@ -83,13 +83,18 @@ def test_quiet_install_keeps_what_to_change_when_nothing_fits():
     assert quiet.returncode == 1 and quiet.stdout.strip()
 
 
-def test_quiet_matrix_keeps_the_table_and_drops_the_legend():
+def test_quiet_matrix_prints_the_cells_that_fit_and_the_verdict():
     machine = str(MACHINES / "a100-current.json")
     full = run_cli("matrix", "jax", "--facts", machine, env=ENV)
     quiet = run_cli("-q", "matrix", "jax", "--facts", machine, env=ENV)
     assert full.returncode == quiet.returncode == 0
     assert 0 < len(quiet.stdout) < len(full.stdout)
-    assert all(line in full.stdout.splitlines() for line in quiet.stdout.splitlines())
+    lines = quiet.stdout.splitlines()
+    assert lines[0] == full.stdout.splitlines()[0]  # the machine line
+    assert lines[-1].endswith(")") and "`envdoctor install jax` installs " in lines[-1]  # the verdict
+    cells = lines[1:-1]
+    assert cells and all(line.startswith("  ") and ": " in line for line in cells)  # "  0.10.2: cpu, cuda12, cuda13"
+    assert "release" not in quiet.stdout  # no table header, no legend
 
 
 def test_quiet_dockerfile_and_compose_print_errors_and_the_verdict():

@@ -6,16 +6,13 @@ default registry for one package, the vendor's index for another and the recorde
 pip's own configuration is switched off (PIP_CONFIG_FILE=os.devnull) so only these indexes exist.
 """
 
-import base64
 import functools
-import hashlib
 import http.server
 import io
 import os
 import subprocess
 import sys
 import threading
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -24,34 +21,13 @@ from rich.console import Console
 from envdoctor.facts import Facts, PythonEnv
 from envdoctor.plan import InstallPlan
 from envdoctor.plan import run as runmod
+from tests.conftest import build_wheel  # noqa: F401  (also imported from here by other test_install_* files)
 
 PIP_VARIABLES = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_NO_INDEX", "PIP_CONSTRAINT",
                  "PIP_REQUIRE_VIRTUALENV", "UV_INDEX_URL", "UV_DEFAULT_INDEX")
 
 
 # --- helpers shared with the other test_install_* files --------------------------------------------
-
-def build_wheel(folder: Path, name: str, version: str) -> Path:
-    """A minimal valid pure-Python wheel: one module with __version__, METADATA, WHEEL, RECORD."""
-    module = name.replace("-", "_")
-    dist_info = f"{module}-{version}.dist-info"
-    files = {
-        f"{module}/__init__.py": f"__version__ = {version!r}\n",
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: envdoctor-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    files[f"{dist_info}/RECORD"] = "\n".join(record + [f"{dist_info}/RECORD,,"]) + "\n"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{module}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as zf:
-        for name_in_zip, text in files.items():
-            zf.writestr(name_in_zip, text)
-    return path
-
 
 def simple_index(root: Path, *packages: tuple[str, str]) -> Path:
     """A PEP 503 layout (simple/<project>/<wheel>) that http.server's directory listings serve as an index."""

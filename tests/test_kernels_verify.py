@@ -82,3 +82,31 @@ def test_command_line_reports_a_wrong_row(tmp_path):
 def test_command_line_usage_error():
     result = _run("--recorded", str(SCANS), "nosuch")
     assert result.returncode == 2 and "unknown subject 'nosuch'" in result.stderr
+
+
+def test_an_unreadable_library_is_a_scan_error_and_its_row_is_not_compared(tmp_path):
+    """A library whose fat binaries cannot be read must not pass for one without kernels: the row
+    would then read as listing kernels "the wheel lacks"."""
+    import zipfile
+
+    from envdoctor.maintainers import kernels
+    from envdoctor.maintainers.scan import scan_wheel
+    from tests.test_kernels import FATBIN, _elf_with
+
+    wheel = tmp_path / "demo-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("demo/libgood.so", _elf_with((FATBIN / "nvcc13-scale.nv_fatbin").read_bytes()))
+        zf.writestr("demo/libbroken.so", b"\x7fELF\x02\x01" + bytes(58))  # no section table
+    errors: dict[str, str] = {}
+    found = scan_wheel(wheel, errors=errors)
+    assert set(found) == {"demo/libgood.so"}
+    assert set(errors) == {"demo/libbroken.so"} and "section table" in errors["demo/libbroken.so"]
+
+    target = verify.Target("demo 1.0 archs", "demo", "1.0", "linux_x86_64", ("sm_75", "sm_80", "compute_120"))
+    scan = verify.Scan(target.key, wheel.name, wheel.stat().st_size,
+                       {k: v.to_dict() for k, v in found.items()}, errors=errors)
+    result = verify.compare_scan(target, scan)
+    assert not result.ok and result.missing == () and "the wheel lacks" not in result.line()
+    assert "not compared" in result.line() and "demo/libbroken.so" in result.line()
+    clean = verify.compare_scan(target, verify.Scan(target.key, wheel.name, 0, scan.libraries))
+    assert clean.missing == ("sm_80",) and isinstance(clean, kernels.Comparison)  # compared when nothing failed

@@ -256,3 +256,19 @@ def test_gpu_only_paddle_releases_are_compared_with_the_gpu_distribution():
             doc["releases"].pop("2.6.0")
     found = fields(drift.check_paddle(Edited(edit_project=drop)))
     assert found == {("paddle", "2.6.0", "release"): ("listed", "not on the registry (or yanked)")}
+
+
+def test_a_universal2_wheel_counts_for_both_macos_keys():
+    """A universal2 macOS wheel serves Apple silicon and Intel Macs: both keys get its floor, and no
+    'universal2' pseudo-key reaches the rows (derive keeps only keys starting with 'macos')."""
+    from envdoctor.maintainers import derive, wheels
+
+    files = [{"filename": "demo-1.0-cp312-cp312-macosx_11_0_universal2.whl"},
+             {"filename": "demo-1.0-cp312-cp312-macosx_10_15_x86_64.whl"}]
+    assert derive.wheel_macos(files) == {"macos_arm64": "11.0", "macos_x86_64": "10.15"}
+    assert derive.wheel_platforms(files) == {"macos_arm64": ["3.12"], "macos_x86_64": ["3.12"]}
+    row = derive.row_from_files("1.0", files)
+    assert row.macos == {"macos_arm64": "11.0", "macos_x86_64": "10.15"} and "universal2" not in row.python
+    assert wheels.platform_keys("macosx_11_0_universal2") == [("macos_arm64", "11.0"), ("macos_x86_64", "11.0")]
+    assert wheels.platform_keys("linux_armv7l") == []
+    assert derive.glibc_of("manylinux_2_17_x86_64.manylinux2014_x86_64") == "2.17"

@@ -1,9 +1,13 @@
-"""How old the bundled knowledge is: loader.newest_checked(), the matrices-stale finding, install's warning."""
+"""How old the bundled knowledge is: loader.newest_checked() (display), loader.least_recently_checked()
+(staleness), the matrices-stale finding, install's warning."""
 
 import datetime as dt
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 
 from envdoctor.matrix import freshness, loader
 from tests.conftest import FIXTURES, ROOT, run_cli
@@ -11,21 +15,47 @@ from tests.conftest import FIXTURES, ROOT, run_cli
 MACHINE = FIXTURES / "machines" / "a100-current.json"
 
 
+def _file_dates(root):
+    """Each data file's newest `checked` date, read here independently of the loader."""
+    found = {}
+    for path in (root / "matrices").rglob("*.toml"):
+        dates = re.findall(r'^checked = "(\d{4}-\d{2}-\d{2})"', path.read_text(encoding="utf-8"), re.M)
+        if dates:
+            found[path.relative_to(root / "matrices").as_posix()] = dt.date.fromisoformat(max(dates))
+    return found
+
+
 def test_newest_checked_is_the_newest_row_date_of_the_bundled_files():
-    dates = set()
-    for path in (ROOT / "matrices").rglob("*.toml"):
-        dates |= set(re.findall(r'^checked = "(\d{4}-\d{2}-\d{2})"', path.read_text(encoding="utf-8"), re.M))
-    assert loader.newest_checked() == dt.date.fromisoformat(max(dates))
+    assert loader.newest_checked() == max(_file_dates(ROOT).values())
 
 
-def test_staleness_counts_from_the_newest_date():
-    newest = loader.newest_checked()
-    assert freshness.age_days(newest + dt.timedelta(days=120)) == 120
-    assert not freshness.is_stale(newest + dt.timedelta(days=120))
-    assert freshness.is_stale(newest + dt.timedelta(days=121))
-    note = freshness.unknown_releases("pytorch", newest + dt.timedelta(days=200))
+def test_staleness_counts_from_the_least_recently_checked_file():
+    dates = _file_dates(ROOT)
+    oldest = min(dates.values())
+    assert loader.least_recently_checked() == (oldest, min(n for n, d in dates.items() if d == oldest))
+    assert freshness.age_days(oldest + dt.timedelta(days=120)) == 120
+    assert not freshness.is_stale(oldest + dt.timedelta(days=120))
+    assert freshness.is_stale(oldest + dt.timedelta(days=121))
+    note = freshness.unknown_releases("pytorch", oldest + dt.timedelta(days=200))
     assert "PyTorch releases after 2.15.0" in note and "200 days ago" in note and "pipx upgrade envdoctor" in note
-    assert freshness.unknown_releases("pytorch", newest) is None
+    assert f"was checked on {oldest.isoformat()}" in note
+    assert freshness.unknown_releases("pytorch", oldest) is None
+
+
+def test_one_fresh_row_does_not_make_the_other_files_look_fresh(tmp_path):
+    """Every file aged to 2020 except one row of one file re-checked today: the data is still stale."""
+    env = _aged_data(tmp_path)
+    touched = tmp_path / "matrices" / "pytorch.toml"
+    text = touched.read_text(encoding="utf-8")
+    touched.write_text(text.replace('checked = "2020-01-01"', f'checked = "{dt.date.today().isoformat()}"', 1),
+                       encoding="utf-8")
+    script = ("import json; from envdoctor.matrix import freshness, loader; "
+              "print(json.dumps([str(loader.newest_checked()), freshness.is_stale(), freshness.checked_line()]))")
+    out = subprocess.run([sys.executable, "-c", script], env={**os.environ, **env},
+                         capture_output=True, text=True, timeout=60)
+    newest, stale, line = json.loads(out.stdout)
+    assert newest == dt.date.today().isoformat() and stale
+    assert "was checked on 2020-01-01" in line and "pytorch.toml" not in line
 
 
 def _aged_data(tmp_path, day="2020-01-01"):

@@ -5,12 +5,9 @@ from a local folder (`--no-index --find-links`), so the run machinery — snapsh
 failure, rollback, verification — runs end to end in a few seconds without a network.
 """
 
-import base64
-import hashlib
 import io
 import subprocess
 import sys
-import zipfile
 
 import pytest
 from rich.console import Console
@@ -20,28 +17,7 @@ from envdoctor.errors import UsageError
 from envdoctor.facts import Facts, PythonEnv, load_facts
 from envdoctor.plan import InstallPlan
 from envdoctor.plan import run as runmod
-from tests.conftest import FIXTURES, run_cli
-
-
-def build_wheel(folder, name, version):
-    """A minimal valid pure-Python wheel: one module with __version__, METADATA, WHEEL, RECORD."""
-    module = name.replace("-", "_")
-    dist_info = f"{module}-{version}.dist-info"
-    files = {
-        f"{module}/__init__.py": f"__version__ = {version!r}\n",
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: envdoctor-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    files[f"{dist_info}/RECORD"] = "\n".join(record + [f"{dist_info}/RECORD,,"]) + "\n"
-    path = folder / f"{module}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as zf:
-        for name_in_zip, text in files.items():
-            zf.writestr(name_in_zip, text)
-    return path
+from tests.conftest import FIXTURES, build_wheel, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -164,21 +140,6 @@ def test_without_a_terminal_and_without_yes_nothing_runs(tmp_path):
     assert not marker.exists()
 
 
-def test_restore_commands_undo_exactly_what_changed():
-    before = runmod.Snapshot(runmod.parse_freeze("torch==2.3.1+cu121\nnumpy==1.26.4\nsix @ file:///w/six.whl\n"))
-    after = runmod.parse_freeze("torch==2.9.1+cu128\nnumpy==1.26.4\nsympy==1.14.0\nsix @ file:///w/six.whl\n")
-    opts = ["--index-url", "https://example.invalid/whl/cu121"]
-    assert runmod.restore_commands(before, after, "/v/bin/python", "pip", opts) == [
-        ["/v/bin/python", "-m", "pip", "uninstall", "--yes", "sympy"],
-        ["/v/bin/python", "-m", "pip", "install", "--no-deps", "torch==2.3.1+cu121", *opts],
-    ]
-    assert runmod.restore_commands(before, after, "/v/bin/python", "uv", [])[0] == [
-        "uv", "pip", "uninstall", "--python", "/v/bin/python", "sympy"]
-    # from the probe's partial list nothing is uninstalled: we cannot know what was there
-    partial = runmod.Snapshot(before.packages, source="facts")
-    assert runmod.restore_commands(partial, after, "/v/bin/python", "pip", [])[0][3] == "install"
-
-
 def test_restoring_a_local_torch_build_adds_its_index():
     before = runmod.Snapshot(runmod.parse_freeze("torch==2.3.1+cu121\ntorchvision==0.18.1+cu121\nsix==1.16.0\n"))
     assert runmod.previous_build_indexes(before) == ["--extra-index-url", "https://download.pytorch.org/whl/cu121"]
@@ -230,6 +191,20 @@ def test_cli_refuses_run_with_a_recorded_machine():
     result = run_cli("install", "pytorch", "--run", "--facts", str(FIXTURES / "machines" / "a100-current.json"))
     assert result.returncode == 2
     assert result.stderr.strip() == "envdoctor: error: --run installs into this machine; it cannot be combined with --facts FILE"
+
+
+def test_quiet_install_keeps_the_warnings_and_the_target(venv):
+    """-q drops the reasons, never what --run would change: the warnings and which environment it writes to."""
+    machine = str(FIXTURES / "machines" / "a100-current.json")
+    full = run_cli("install", "pytorch", "--facts", machine)
+    quiet = run_cli("install", "-q", "pytorch", "--facts", machine)
+    assert full.returncode == quiet.returncode == 0 and "Why:" not in quiet.stdout
+    warnings = full.stdout[full.stdout.index("Warnings:"):].split("\n\n")[0]
+    assert warnings.count("!") >= 1 and warnings in quiet.stdout
+    env_root = str(venv.parent.parent)
+    live = run_cli("-q", "install", "pytorch", env={"VIRTUAL_ENV": env_root})
+    assert live.returncode == 0, live.stderr
+    assert "target: the active virtual environment (VIRTUAL_ENV)" in live.stdout
 
 
 def test_a_plan_that_creates_a_conda_env_is_checked_there_and_not_refused():

@@ -36,9 +36,12 @@ def install(
     mirror: Optional[str] = typer.Option(None, "--mirror", metavar="NAME", envvar="ENVDOCTOR_MIRROR", help="A known mirror of the vendor's index (recipes/mirrors.toml), e.g. nju."),
 ) -> None:
     """Print the command that installs FRAMEWORK for this machine (or for --facts FILE)."""
-    if framework.strip().lower() in ("cuda-toolkit", "cuda", "nvcc"):  # not a framework: its own planner (--run refused there)
+    from envdoctor.plan.cuda_toolkit import ALIASES as TOOLKIT_ALIASES
+
+    if framework.strip().lower() in TOOLKIT_ALIASES:  # not a framework: its own planner (--run refused there)
         from envdoctor.plan import cuda_toolkit
 
+        refuse_framework_options(ctx, version, index_url, mirror)
         manager = validated_choice(manager_source(ctx), manager, cuda_toolkit.MANAGERS)
         raise typer.Exit(cuda_toolkit.install_command(cuda, manager, python, facts_file, json_out, run))
     from envdoctor.plan import MANAGERS, PlanRequest, canonical_framework
@@ -48,8 +51,8 @@ def install(
         version=validated_version(version),
         cuda=validated_cuda(cuda),
         manager=validated_choice(manager_source(ctx), manager, MANAGERS),
-        index_url=validated_index_url(index_url),
-        mirror=validated_mirror(mirror),
+        index_url=validated_index_url(index_url, option_source(ctx, "index_url", "--index-url ", "ENVDOCTOR_INDEX=")),
+        mirror=validated_mirror(mirror, option_source(ctx, "mirror", "--mirror ", "ENVDOCTOR_MIRROR=")),
     )
     if facts_file and python:
         raise UsageError("--facts and --python name two different targets; give one of them")
@@ -89,6 +92,20 @@ def install(
 
         raise typer.Exit(run_plan(con, plan, facts, assume_yes=yes, allow_system=allow_system,
                                   interactive=interactive))
+
+
+def refuse_framework_options(ctx, version: Optional[str], index_url: Optional[str], mirror: Optional[str]) -> None:
+    """cuda-toolkit takes its release from --cuda and its packages from NVIDIA's channels: a --version,
+    --index-url or --mirror typed for it would be ignored, so it is refused (the ENVDOCTOR_INDEX /
+    ENVDOCTOR_MIRROR variables, set for the frameworks, are not)."""
+    if version is not None:
+        raise UsageError("--version does not apply to cuda-toolkit: give the release as --cuda X.Y (e.g. --cuda 12.8)")
+    for name, value in (("index_url", index_url), ("mirror", mirror)):
+        source = ctx.get_parameter_source(name) if ctx is not None else None
+        if value is not None and getattr(source, "name", None) != "ENVIRONMENT":
+            option = "--" + name.replace("_", "-")
+            raise UsageError(f"{option} does not apply to cuda-toolkit (its packages come from conda channels, "
+                             "NVIDIA's apt repository or the default registry)")
 
 
 def chosen_target(python: Optional[str]):
@@ -190,16 +207,22 @@ def validated_choice(option: str, value: str, choices) -> str:
     return value
 
 
-def validated_index_url(url: Optional[str]) -> Optional[str]:
+def option_source(ctx, name: str, option: str, variable: str) -> str:
+    """How a bad value reached us, for its error message: the option, or the environment variable."""
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    return variable if getattr(source, "name", None) == "ENVIRONMENT" else option
+
+
+def validated_index_url(url: Optional[str], option: str = "--index-url ") -> Optional[str]:
     if url is None:
         return None
     url = url.strip()
     if not url or len(url) > 2000 or any(c.isspace() for c in url) or "://" not in url:
-        raise UsageError(f"--index-url {url[:80]!r} is not a URL (https://host/simple/, file:///path)")
+        raise UsageError(f"{option}{url[:80]!r} is not a URL (https://host/simple/, file:///path)")
     return url
 
 
-def validated_mirror(name: Optional[str]) -> Optional[str]:
+def validated_mirror(name: Optional[str], option: str = "--mirror ") -> Optional[str]:
     if name is None:
         return None
     from envdoctor.plan.recipes import mirror_names
@@ -207,5 +230,5 @@ def validated_mirror(name: Optional[str]) -> Optional[str]:
     name = name.strip().lower()
     known = mirror_names()
     if name not in known:
-        raise UsageError(f"--mirror {name[:40]!r} is not a known mirror (choose {', '.join(known)}, or pass --index-url URL)")
+        raise UsageError(f"{option}{name[:40]!r} is not a known mirror (choose {', '.join(known)}, or pass --index-url URL)")
     return name

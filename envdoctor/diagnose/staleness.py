@@ -14,12 +14,12 @@ from envdoctor.matrix import freshness, loader
 def matrices_stale(facts: Facts) -> Iterable[Finding]:
     if not freshness.is_stale():
         return
-    checked, days = loader.newest_checked(), freshness.age_days()
+    (checked, name), days = loader.least_recently_checked(), freshness.age_days()
     yield Finding(
         code="matrices-stale", severity="info", section="platform",
-        title=f"envdoctor's compatibility data was last checked {checked} ({days} days ago)",
+        title=f"envdoctor's compatibility data is old: {name} was last checked {checked} ({days} days ago)",
         detail=("Framework releases, CUDA builds and driver minimums published since then are unknown to it; "
                 "its findings and install plans describe the world as of that date."),
         fix=(f"Upgrade envdoctor: {freshness.UPGRADE}",),
-        evidence=(f"matrices.newest_checked={checked}",),
+        evidence=(f"matrices.least_recently_checked={name}:{checked}",),
     )

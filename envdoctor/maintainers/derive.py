@@ -61,7 +61,7 @@ def _python_sort_key(python: str) -> tuple[int, int, bool]:
 
 def glibc_of(platform_tag: str) -> Optional[str]:
     """'manylinux_2_17_x86_64.manylinux2014_x86_64' -> '2.17' (of alternatives the lowest)."""
-    floors = [wheels.platform_floor(tag) for tag in platform_tag.split(".")]
+    floors = [pair for tag in platform_tag.split(".") for pair in wheels.platform_keys(tag)]
     return wheels.lowest(floor for key, floor in floors if key and key.startswith("linux"))
 
 

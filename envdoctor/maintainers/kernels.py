@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Optional
 
 FATBIN_MAGIC = 0xBA55ED50
 FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")  # loaded at run time | relocatable, for device linking
@@ -210,12 +210,15 @@ class Comparison:
     seen: tuple[str, ...]
     missing: tuple[str, ...] = field(default=())  # the row lists it, the wheel lacks it
     extra: tuple[str, ...] = field(default=())  # the wheel has it, the row does not list it
+    error: Optional[str] = None  # the wheel could not be read whole: not compared (never "the wheel lacks")
 
     @property
     def ok(self) -> bool:
-        return not self.missing and not self.extra
+        return not self.error and not self.missing and not self.extra
 
     def line(self) -> str:
+        if self.error:
+            return f"{self.row}: not compared, the scan failed: {self.error}"
         if self.ok:
             return f"{self.row}: matches ({', '.join(self.seen)})"
         parts = [f"row lists {', '.join(self.missing)} the wheel lacks"] if self.missing else []

@@ -1,7 +1,9 @@
 """Scan a wheel on disk: the kernels in each of its shared libraries (envdoctor.maintainers.kernels).
 
     scan_wheel(path) -> {"nvidia/.../libfoo.so": Kernels(...), ...}   only libraries with device code;
-                         "<member> [relocatable]": the __nv_relfatbin code (device linking only)
+                         "<member> [relocatable]": the __nv_relfatbin code (device linking only);
+                         a library whose fat binaries cannot be read goes into `errors` (member ->
+                         why), never in as an empty Kernels: its kernels are unknown, not absent
 
 Each `.so` member is unpacked to a temporary file (bounded), mapped, read, and deleted.
 """
@@ -38,9 +40,11 @@ def scan_library(path: Path, section: str = ".nv_fatbin") -> kernels.Kernels:
 
 
 def scan_wheel(path: Path, only: Optional[Callable[[str], bool]] = None,
-               keep: Optional[Callable[[str, Path], None]] = None) -> dict[str, kernels.Kernels]:
+               keep: Optional[Callable[[str, Path], None]] = None,
+               errors: Optional[dict[str, str]] = None) -> dict[str, kernels.Kernels]:
     """Kernels per shared library of the wheel at `path`; `keep(member, unpacked)` sees each library
-    while it is on disk (to record an extract)."""
+    while it is on disk (to record an extract); `errors` receives member -> why for each library that
+    could not be read (a caller that compares kernel lists must then not compare this wheel)."""
     found = {}
     with zipfile.ZipFile(path) as wheel, tempfile.TemporaryDirectory(prefix="envdoctor-scan-") as tmp:
         for info in shared_libraries(wheel, only):
@@ -48,8 +52,11 @@ def scan_wheel(path: Path, only: Optional[Callable[[str], bool]] = None,
             extract_member(wheel, info.filename, target)
             try:
                 result, relocatable = scan_library(target), scan_library(target, "__nv_relfatbin")
-            except kernels.FatbinError:
-                result, relocatable = kernels.Kernels(), kernels.Kernels()
+            except kernels.FatbinError as exc:
+                if errors is not None:
+                    errors[info.filename] = f"unreadable fat binary: {exc}"
+                target.unlink()
+                continue
             if relocatable.entries:
                 found[info.filename + " [relocatable]"] = relocatable
             if result.entries:

@@ -51,6 +51,7 @@ class Scan:
     download_s: float = 0.0
     scan_s: float = 0.0
     checked: str = ""
+    errors: dict[str, str] = field(default_factory=dict)  # member -> why it could not be read
 
     def kernels(self) -> kernels.Kernels:
         """The wheel's main kernels: every library's entries together, less the targets only a few
@@ -129,6 +130,11 @@ def expected_names(target: Target) -> tuple[str, ...]:
 
 
 def compare_scan(target: Target, scan: Scan) -> kernels.Comparison:
+    """The row against the wheel; a wheel with an unreadable library is not compared (its kernels
+    are unknown, and an empty list would read as "the wheel lacks" everything that library holds)."""
+    if scan.errors:
+        why = "; ".join(f"{member}: {reason}" for member, reason in sorted(scan.errors.items()))
+        return kernels.Comparison(target.row, expected_names(target), (), error=why)
     return kernels.compare(target.row, expected_names(target), scan.kernels())
 
 
@@ -162,14 +168,15 @@ def scan(target: Target, workdir: Path, docs: dict, max_bytes: int = 4 << 30) ->
     try:
         fetch.download(fetch.file_url(target.distribution, entry["url"]), path, max_bytes)
         downloaded = time.monotonic()
-        found = scan_wheel(path)
+        errors: dict[str, str] = {}
+        found = scan_wheel(path, errors=errors)
     finally:
         path.unlink(missing_ok=True)
     import datetime as dt
 
     return Scan(target.key, entry["filename"], int(entry.get("size") or 0),
                 {k: v.to_dict() for k, v in sorted(found.items())}, round(downloaded - started, 1),
-                round(time.monotonic() - downloaded, 1), dt.date.today().isoformat())
+                round(time.monotonic() - downloaded, 1), dt.date.today().isoformat(), errors)
 
 
 # --- recorded scans --------------------------------------------------------------------------------

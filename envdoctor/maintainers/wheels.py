@@ -43,8 +43,12 @@ class Wheel:
         return tuple(self.floors)
 
 
+UNIVERSAL2 = ("macos_arm64", "macos_x86_64")  # the platform keys one universal2 macOS wheel serves
+
+
 def platform_floor(tag: str) -> tuple[Optional[str], Optional[str]]:
-    """One platform tag -> (platform key, OS floor): 'manylinux_2_28_x86_64' -> ('linux_x86_64', '2.28')."""
+    """One platform tag -> (platform key, OS floor): 'manylinux_2_28_x86_64' -> ('linux_x86_64', '2.28').
+    A universal2 tag gives the tag's own word, 'universal2': use platform_keys() for envdoctor's keys."""
     m = _MANYLINUX.match(tag)
     if m:
         return f"linux_{m.group(3)}", f"{m.group(1)}.{m.group(2)}"
@@ -60,6 +64,14 @@ def platform_floor(tag: str) -> tuple[Optional[str], Optional[str]]:
     return None, None
 
 
+def platform_keys(tag: str) -> list[tuple[str, Optional[str]]]:
+    """The platform keys one tag serves, each with the OS floor: universal2 -> both macOS keys."""
+    key, floor = platform_floor(tag)
+    if key is None:
+        return []
+    return [(k, floor) for k in UNIVERSAL2] if key == "universal2" else [(key, floor)]
+
+
 def parse(filename: str) -> Optional[Wheel]:
     """A wheel file name read with packaging; None for a name that is not a valid wheel name."""
     try:
@@ -72,10 +84,7 @@ def parse(filename: str) -> Optional[Wheel]:
         if m:
             pythons.add(f"{m.group(1)}.{m.group(2)}")
             freethreaded = freethreaded or tag.abi.endswith("t")
-        key, floor = platform_floor(tag.platform)
-        for platform in (("macos_arm64", "macos_x86_64") if key == "universal2" else (key,)):
-            if platform is None:
-                continue
+        for platform, floor in platform_keys(tag.platform):
             floors[platform] = lowest([floors.get(platform), floor]) if platform in floors else floor
     return Wheel(str(name), str(version), tuple(sorted(pythons, key=Version)), freethreaded, floors,
                  str(build[0]) + build[1] if build else None)

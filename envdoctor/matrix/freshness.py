@@ -1,7 +1,9 @@
 """How old envdoctor's bundled knowledge is, and what that means for a plan.
 
-    age_days()                 days since the newest `checked` date in matrices/ (None: no dates)
+    age_days()                 days since the least recently checked file of matrices/ was checked
+                               (each file counts with its newest `checked` date; None: no dates)
     is_stale()                 older than loader.STALE_AFTER_DAYS (120)
+    checked_line()             "the least recently checked data file (drivers.toml) was checked on 2026-11-29"
     unknown_releases(framework)  "PyTorch releases after 2.15.0 (...)": what a stale plan cannot know
 """
 
@@ -20,6 +22,14 @@ NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "paddle
 
 def age_days(today: Optional[dt.date] = None) -> Optional[int]:
     return loader.knowledge_age_days(today)
+
+
+def checked_line() -> Optional[str]:
+    oldest = loader.least_recently_checked()
+    if oldest is None:
+        return None
+    day, name = oldest
+    return f"the least recently checked data file ({name}) was checked on {day.isoformat()}"
 
 
 def is_stale(today: Optional[dt.date] = None) -> bool:
@@ -47,8 +57,8 @@ def unknown_releases(framework: str, today: Optional[dt.date] = None) -> Optiona
     """A warning for a plan when the data is stale: which releases it cannot know about."""
     if not is_stale(today):
         return None
-    newest, checked = newest_release(framework), loader.newest_checked()
+    newest = newest_release(framework)
     name = NAMES.get(framework, framework)
-    return (f"envdoctor's data was last checked {checked} ({age_days(today)} days ago): {name} releases after "
+    return (f"envdoctor's data is old: {checked_line()} ({age_days(today)} days ago); {name} releases after "
             f"{newest or 'the ones it lists'}, and builds published since, are unknown to this plan; "
             f"upgrade envdoctor: {UPGRADE}")

@@ -174,24 +174,45 @@ _CHECKED = re.compile(rb'^checked\s*=\s*"?(\d{4}-\d{2}-\d{2})"?\s*$', re.M)
 
 
 @functools.lru_cache(maxsize=None)
-def newest_checked(kind: str = "matrices") -> Optional[dt.date]:
-    """The newest `checked` date of any row in the bundled data files (matrices/**/*.toml): how
-    recent the knowledge is. Read from the files' text, without parsing them."""
-    newest = None
-    for path in sorted(data_dir(kind).rglob("*.toml")):
+def checked_by_file(kind: str = "matrices") -> dict[str, dt.date]:
+    """Each bundled data file (matrices/**/*.toml, relative path) -> the newest `checked` date of its
+    rows: when that file was last looked at. Read from the files' text, without parsing them; a file
+    without a date is left out."""
+    root = data_dir(kind)
+    dates: dict[str, dt.date] = {}
+    for path in sorted(root.rglob("*.toml")):
         try:
             raw = path.read_bytes()
         except OSError:
             continue
+        days = []
         for match in _CHECKED.finditer(raw):
             try:
-                day = dt.date.fromisoformat(match.group(1).decode())
+                days.append(dt.date.fromisoformat(match.group(1).decode()))
             except ValueError:
                 continue
-            newest = day if newest is None or day > newest else newest
-    return newest
+        if days:
+            dates[path.relative_to(root).as_posix()] = max(days)
+    return dates
+
+
+def newest_checked(kind: str = "matrices") -> Optional[dt.date]:
+    """The newest `checked` date of any row (for display: "checked up to ...")."""
+    dates = checked_by_file(kind)
+    return max(dates.values()) if dates else None
+
+
+def least_recently_checked(kind: str = "matrices") -> Optional[tuple[dt.date, str]]:
+    """(date, file) of the data file checked least recently: the oldest of the files' newest dates.
+    Staleness counts from it, so re-checking one row of one file does not make all the data look fresh."""
+    dates = checked_by_file(kind)
+    if not dates:
+        return None
+    name = min(dates, key=lambda n: (dates[n], n))
+    return dates[name], name
 
 
 def knowledge_age_days(today: Optional[dt.date] = None) -> Optional[int]:
-    newest = newest_checked()
-    return ((today or dt.date.today()) - newest).days if newest else None
+    """Days since the least recently checked data file was checked (None: no dates)."""
+    oldest = least_recently_checked()
+    return ((today or dt.date.today()) - oldest[0]).days if oldest else None

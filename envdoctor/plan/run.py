@@ -5,7 +5,7 @@
    or running without a confirmation (no terminal to ask and no --yes). (Which target, and the
    refusal of a stale VIRTUAL_ENV or of envdoctor's own interpreter: envdoctor.target, commands.install.)
 2. Before asking: record the environment's distributions in memory (pip freeze + each one's origin
-   from its .dist-info: direct_url.json, INSTALLER) and say what a rollback could not do (an editable
+   from its .dist-info: direct_url.json) and say what a rollback could not do (an editable
    install it replaces, a conda environment it cannot snapshot). After the yes: write the state file
    and say how to restore by hand.
 3. Run each command (an argv list, never a shell string) with a generous timeout, streaming output.
@@ -145,11 +145,10 @@ def freeze_argv(python: str, manager: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where an installed distribution came from, as its .dist-info says (PEP 610 direct_url.json,
-    PEP 376 INSTALLER): a URL or folder for a direct or editable install, else an index."""
+    """Where an installed distribution came from, as its .dist-info says (PEP 610 direct_url.json):
+    a URL or folder for a direct or editable install, else an index."""
 
     version: str
-    installer: Optional[str] = None  # pip | uv | conda | ...
     url: Optional[str] = None  # direct_url.json's url: file:///w/x.whl, git+https://..., file:///src
     editable: bool = False
 
@@ -176,8 +175,7 @@ for dist in metadata.distributions():
     except Exception:
         direct = None
     direct = direct if isinstance(direct, dict) else {}
-    out[name] = {"version": dist.version, "installer": (dist.read_text("INSTALLER") or "").strip() or None,
-                 "url": direct.get("url"), "editable": bool((direct.get("dir_info") or {}).get("editable"))}
+    out[name] = {"version": dist.version, "url": direct.get("url"), "editable": bool((direct.get("dir_info") or {}).get("editable"))}
 print(json.dumps(out))
 """
 
@@ -193,7 +191,7 @@ def read_origins(python: str) -> dict[str, Origin]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {canonical(name): Origin(str(row.get("version")), row.get("installer"), row.get("url"), bool(row.get("editable")))
+    return {canonical(name): Origin(str(row.get("version")), row.get("url"), bool(row.get("editable")))
             for name, row in data.items() if isinstance(row, dict)}
 
 
@@ -275,28 +273,6 @@ def previous_build_indexes(before: Snapshot) -> list[str]:
     from envdoctor.matrix import pytorch
 
     return [item for tag in tags for item in ("--extra-index-url", pytorch.index_url(tag))]
-
-
-def restore_commands(before: Snapshot, after: dict[str, tuple[str, str]], python: str, manager: str,
-                     extra: list[str]) -> list[list[str]]:
-    """Commands that bring `after` back to `before`: uninstall what was added, reinstall the rest."""
-    added = sorted(name for name in after if name not in before.packages) if before.complete else []
-    changed = sorted(name for name, (version, _) in before.packages.items()
-                     if after.get(name, (None,))[0] != version)
-    commands: list[list[str]] = []
-    if manager == "uv":
-        if added:
-            commands.append(["uv", "pip", "uninstall", "--python", python, *added])
-        if changed:
-            commands.append(["uv", "pip", "install", "--python", python, "--no-deps",
-                             *[before.packages[n][1] for n in changed], *extra])
-        return commands
-    if added:
-        commands.append([python, "-m", "pip", "uninstall", "--yes", *added])
-    if changed:
-        commands.append([python, "-m", "pip", "install", "--no-deps",
-                         *[before.packages[n][1] for n in changed], *extra])
-    return commands
 
 
 def current_packages(python: str, manager: str) -> Optional[dict[str, tuple[str, str]]]:

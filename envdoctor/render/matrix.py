@@ -123,6 +123,11 @@ def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate],
         con.print(f"No {name} build{' matching ' + escape(options) if options else ''} is for this machine; "
                   f"--all shows the others anyway ({escape(', '.join(hidden))}).", soft_wrap=True)
         return
+    from envdoctor.render import quiet
+
+    if quiet():  # -q / ENVDOCTOR_QUIET=1: only the cells that fit, and the verdict line
+        _print_compact(con, framework, drawn, plan)
+        return
     table = _table(drawn, plan)
     # Never squeeze the table into a narrow (or non-terminal, 80-column) console: cells become "…".
     narrow = con.width
@@ -130,17 +135,30 @@ def print_matrix(con, framework: str, facts: Facts, candidates: list[Candidate],
     con.width = max(narrow, con.measure(table).maximum)
     con.print(table)
     con.width = narrow
-    from envdoctor.render import quiet
-
-    if quiet():  # -q / ENVDOCTOR_QUIET=1: the table without its legend and reasons
-        _print_nothing_fits(con, framework, plan)
-        return
     con.print(_legend(framework, drawn, plan), soft_wrap=True)
     if hidden:
         con.print(f"[dim]{len(hidden)} build(s) that are not for this machine not shown "
                   f"({escape(', '.join(hidden))}); --all shows them[/]", soft_wrap=True)
     _print_newest_reasons(con, drawn)
     _print_other_reasons(con, drawn)
+    _print_nothing_fits(con, framework, plan)
+
+
+def _print_compact(con, framework: str, candidates: list[Candidate], plan: Optional[InstallPlan]) -> None:
+    """One line per release with a build that fits ('  2.9.1: cpu, cu126, cu128 ★'), then the verdict."""
+    from envdoctor.render.marks import fit
+
+    for version in releases(candidates):
+        fitting = sorted((c for c in candidates if c.version == version and (c.fits or is_chosen(c, plan))),
+                         key=lambda c: build_order(c.build))  # the table's column order
+        if fitting:
+            builds = ", ".join(c.build + (" " + fit(CHOSEN[0]) if is_chosen(c, plan) else "") for c in fitting)
+            con.print(f"  {escape(version)}: {escape(builds)}", soft_wrap=True)
+    if plan is not None and plan.ok:
+        con.print(f"{fit(CHOSEN[0])} `envdoctor install {framework}` installs {escape(str(plan.version))} "
+                  f"({escape(str(plan.build))})", soft_wrap=True)
+    elif not any(c.fits for c in candidates):
+        con.print(f"No {display_name(framework)} build shown fits this machine.", soft_wrap=True)
     _print_nothing_fits(con, framework, plan)
 
 

@@ -23,8 +23,19 @@ def shell_command(argv, windows: bool = False) -> str:
     """One command as it is typed: POSIX shell quoting, or, for a Windows target, double quotes
     around any argument that cmd.exe or PowerShell would split or treat as an operator (< > | &)."""
     if not windows:
-        return shlex.join(argv)
+        return " ".join(_posix_quote(str(a)) for a in argv)
     return " ".join(_windows_quote(a) for a in argv)
+
+
+def _posix_quote(arg: str) -> str:
+    """shlex.quote, except that a leading `~/` (a redacted home folder) stays outside the quotes, where
+    the shell expands it: `~/'my venv/bin/python'`, never `'~/venv/bin/python'`."""
+    if arg == "~":
+        return arg
+    if arg.startswith("~/"):
+        rest = arg[2:]
+        return "~/" + shlex.quote(rest) if rest else "~/"
+    return shlex.quote(arg)
 
 
 def _windows_quote(arg: str) -> str:
@@ -56,16 +67,17 @@ def print_plan(con, plan: InstallPlan, facts: Facts) -> None:
     con.print(f"[bold {colour}]{escape(headline(plan, facts))}[/]", soft_wrap=True)
     from envdoctor.render import quiet
 
-    if quiet():  # -q / ENVDOCTOR_QUIET=1: the verdict, the commands, and what to change when nothing fits
-        _commands(con, plan, facts)
-        if not plan.ok:
-            _section(con, "What to change", plan.steps, "→", "bold")
-        return
     if facts.python.target_source and facts.python.target_source != "--python":
-        from envdoctor.target import describe_source
+        from envdoctor.target import describe_source  # which environment --run would write to: quiet or not
 
         con.print(f"    [dim]target: {escape(describe_source(facts.python.target_source))} (--python PATH names another)[/]",
                   soft_wrap=True)
+    if quiet():  # -q / ENVDOCTOR_QUIET=1: the verdict, the target, the commands, the warnings, what to change
+        _commands(con, plan, facts)
+        _section(con, "Warnings", plan.warnings, "!", "yellow")
+        if not plan.ok:
+            _section(con, "What to change", plan.steps, "→", "bold")
+        return
     if plan.index_url:
         con.print(f"    [dim]package index: {escape(plan.index_url)}[/]")
     if plan.replaces:

@@ -90,7 +90,7 @@ def run_batch(job: CheckRun, checks: list[str], on_start: Callable[[str], None] 
         try:
             child.wait(timeout=2)  # the harness exits by itself after its last result
         except subprocess.TimeoutExpired:
-            proc._kill(child)
+            proc.kill_group(child)
             try:
                 child.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -125,7 +125,7 @@ def _collect(job: CheckRun, checks: list[str], child: subprocess.Popen, lines: q
         try:
             stream, line = lines.get(timeout=max(0.0, left))
         except queue.Empty:
-            proc._kill(child)
+            proc.kill_group(child)
             results.append(_ended(job, check, segments[check], None, f"timed out after {job.timeout:g} s"))
             return results
         if line is None:
@@ -149,7 +149,7 @@ def _collect(job: CheckRun, checks: list[str], child: subprocess.Popen, lines: q
     try:
         returncode = child.wait(timeout=max(1.0, segments[current["stdout"]].started + job.timeout - time.perf_counter()))
     except subprocess.TimeoutExpired:
-        proc._kill(child)
+        proc.kill_group(child)
         returncode = None
     check = current["stdout"]
     if len(results) < len(checks) and (not results or results[-1].check != check):
