@@ -350,13 +350,31 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
                      or _explain_check(code, match, facts, described))
         if confirmed is not None:
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
+    candidates = [c for c in match.signature.codes if not (described and _refuted(c, framework, facts))]
     fix: tuple[Fix, ...] = (match.generic_fix,)
     if match.signature.plan_fix and framework in _PLANNED:  # this machine's install command, then the why
         from envdoctor.diagnose._common import plan_fix
 
         planned = plan_fix(facts, framework, match.generic_fix)
         fix = planned if match.generic_fix in planned else planned + fix
-    return Explained(match, match.signature.codes[0], None, fix)
+    return Explained(match, (candidates or match.signature.codes)[0], None, fix)
+
+
+def _refuted(code: str, framework: str, facts: Facts) -> bool:
+    """A candidate cause that the described machine's own facts rule out, so the next one is named: a
+    torch tagged +cuXXX / built for a CUDA version is no CPU-only build; a machine known to run
+    Linux, macOS or WSL is not native Windows; a known Windows or macOS host has no WSL."""
+    if code == "cpu-only-build" and framework in ("pytorch", "torchvision", "torchaudio"):
+        from envdoctor.diagnose._common import local_tag, package
+
+        torch = facts.frameworks.get("torch")
+        tags = (local_tag(package(facts, "torch")), local_tag(torch.version if torch is not None else None))
+        return any(t and t.startswith(("cu", "rocm")) for t in tags) or bool(torch is not None and torch.cuda)
+    if code == "tf-windows-native-gpu":
+        return facts.host.wsl is True or facts.host.os in ("linux", "macos")
+    if code == "wsl-gpu-setup":
+        return facts.host.os in ("windows", "macos")
+    return False
 
 
 def _can_explain(finding: Finding, framework: str) -> bool:

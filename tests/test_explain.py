@@ -310,3 +310,15 @@ def test_loader_version_message_without_its_quotes():
     # Markdown renders `GLIBCXX_3.4.29' as code and the quotes are lost when the page is copied
     text = "ImportError: /x/libstdc++.so.6: version GLIBCXX_3.4.29 not found (required by /y/plugin.so)"
     assert "sys-glibcxx-version-not-found" in {m.signature.id for m in find(text)}
+
+
+def test_a_candidate_the_described_machine_rules_out_is_skipped():
+    # "torch.cuda.is_available() False" most often means a CPU build, but not when the text shows a +cu torch
+    from envdoctor.read import read_machine
+
+    text = ">>> print(torch.__version__)\n2.1.0+cu121\n>>> torch.cuda.is_available()\nFalse\n"
+    described, _ = read_machine(text)
+    facts = Facts.from_dict(described)
+    (item,) = explain(text, facts, machine_described=True).matches
+    assert item.code != "cpu-only-build" and item.code in item.match.signature.codes
+    assert explain(text, facts, machine_described=False).matches[0].code == "cpu-only-build"  # this machine did not print it

@@ -366,7 +366,8 @@ def test_message_templates_with_placeholders_are_not_read():
 
 def test_driver_too_old_next_to_a_header_line():
     facts, notes = read_machine(load("vq_too_old_11040_with_smi.txt"))
-    assert facts["nvidia"] == {"driver_version": "470.86", "driver_cuda": "11.4"}
+    assert facts["nvidia"] == {"driver_version": "470.86", "driver_cuda": "11.4",
+                               "gpus": [{"name": "NVIDIA GeForce RTX 3050"}]}  # "Nvidia GeForce RTX 3050 laptop GPU" (stated)
     assert "driver 470.86 (nvidia-smi)" in notes
 
 
@@ -623,3 +624,47 @@ def test_prose_torch_with_build_tag(text, version):
                                   "requires torch>=2.0", "torch 2.1 is slow"])
 def test_prose_torch_needs_an_installed_tagged_version(text):
     assert prose.parse(text) == {}
+
+
+# --- pip show blocks, facts stated in a sentence, collect_env's "Could not collect" build, xFormers' "(you have …)"
+
+def test_pip_show_block_is_a_package():
+    assert packages.parse(load("pip_show_onnxruntime_latentsync.txt")) == {"python": {"packages": {"onnxruntime": "1.21.1"}}}
+    assert packages.parse(load("pip_show_bitsandbytes_572.txt")) == {"python": {"packages": {"bitsandbytes": "0.39.1"}}}
+
+
+def test_a_name_line_without_a_version_line_is_not_a_package():
+    assert packages.parse("Name: onnxruntime\nSummary: ONNX Runtime\nVersion: 1.21.1") == {}
+
+
+def test_stated_facts_in_a_sentence():
+    from envdoctor.read import stated
+
+    assert stated.parse("I'm running TF 2.12 on Windows 11 with an RTX 3060") == {
+        "python": {"packages": {"tensorflow": "2.12"}}, "host": {"os": "windows"},
+        "nvidia": {"gpus": [{"name": "NVIDIA RTX 3060"}]}}
+    assert stated.parse(load("stated_tf_issue_61689.txt")) == {"python": {"version": "3.8.10"}}
+    assert stated.parse(load("stated_win11_python312_fbgemm.txt")) == {"host": {"os": "windows"}}  # "环境win11"
+
+
+def test_stated_requirements_commands_and_two_systems_are_not_read():
+    from envdoctor.read import stated
+
+    assert stated.parse(load("stated_requirements_not_read.txt")) == {}
+    assert stated.parse("pip install tensorflow 2.15 on my Windows 11 box but it runs in WSL") == {}
+
+
+def test_stated_gpu_only_where_no_output_names_one():
+    facts, _ = read_machine(load("collect_env_cuda_build_could_not_collect_win.txt"))
+    assert [g["name"] for g in facts["nvidia"]["gpus"]] == ["NVIDIA GeForce RTX 4080 Laptop GPU"]
+
+
+def test_collect_env_cuda_build_could_not_collect_is_a_cpu_build():
+    # collect_env prints every None as "Could not collect"; the field is torch.version.cuda itself
+    facts = collect_env.parse(load("collect_env_cuda_build_could_not_collect_win.txt"))
+    assert facts["frameworks"]["torch"] == {"version": "2.2.2", "device_available": False, "extra": {"cuda_build": False}}
+    assert "frameworks" not in collect_env.parse(load("collect_env_torch_not_importable_133397.txt"))
+
+
+def test_xformers_built_for_line_reads_the_installed_torch():
+    assert prose.parse(load("xformers_built_for_cpu_torch_982.txt")) == {"python": {"packages": {"torch": "2.2.0+cpu"}}}

@@ -58,8 +58,7 @@ def explain(
         from envdoctor.render import print_json
 
         machine["facts"] = facts.to_dict()
-        print_json({"schema": "envdoctor.explain/1", "envdoctor_version": _version(), **result.to_dict(),
-                    "machine": machine, "truncated": truncated})
+        print_json({**result.to_dict(), "machine": machine, "truncated": truncated}, schema="envdoctor.explain/1")
     else:
         from envdoctor.render import console
         from envdoctor.render.explain import print_explanation
@@ -87,12 +86,6 @@ def _machine(text: str, facts_file: Optional[str], python: Optional[str], here: 
         return load_facts(facts_file), {"judged": f"the recorded machine {Path(facts_file).name}", "read": []}
     facts, _ = obtain_facts(None, python, completed=False)
     return facts, {"judged": "this machine", "read": []}
-
-
-def _version() -> str:
-    from envdoctor import __version__
-
-    return __version__
 
 
 def read_input(text: Optional[str], file: Optional[str]) -> tuple[bytes | str, bool]:

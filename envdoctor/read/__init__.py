@@ -4,7 +4,7 @@
 (`normalise(raw).text`) and merges what they read into a partial facts dict (schema
 envdoctor.facts/1): only the keys some output actually said; nothing is guessed. Where two parsers
 read the same leaf, the more trusted wins, in this order: collect_env > nvidia_smi > misc > packages
-> versions_quoted.
+> versions_quoted > stated (a sentence's words).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from envdoctor.facts import SCHEMA
-from envdoctor.read import collect_env, envdoctor_report, issue_form, misc, nvidia_smi, packages, prose, versions_quoted
+from envdoctor.read import collect_env, envdoctor_report, issue_form, misc, nvidia_smi, packages, prose, stated, versions_quoted
 from envdoctor.read._util import merge
 
 PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse), ("misc", misc.parse),
            ("packages", packages.parse), ("issue form", issue_form.parse), ("quoted", versions_quoted.parse),
-           ("prose", prose.parse))
+           ("prose", prose.parse), ("stated", stated.parse))
 _NOTED = (  # (path, how a note shows it)
     ("frameworks.torch.version", "torch {}"), ("frameworks.tensorflow.version", "tensorflow {}"),
     ("frameworks.jax.version", "jax {}"), ("frameworks.paddle.version", "paddle {}"),
@@ -50,6 +50,10 @@ def read_machine(text: str) -> tuple[dict, list[str]]:
     notes: list[str] = []
     for label, parse in PARSERS:
         part = parse(text)
+        if label == "stated" and _get(merged, "nvidia.gpus"):  # a sentence's GPU only where no output named one
+            part.get("nvidia", {}).pop("gpus", None)
+            if part.get("nvidia") == {}:
+                part.pop("nvidia")
         before = merged
         merged = merge(merged, part)
         notes.extend(f"{note} ({label})" for note in _notes(before, part))

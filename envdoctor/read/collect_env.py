@@ -5,7 +5,9 @@ version", "Python platform", "CUDA_MODULE_LOADING set to", a "CPU:" block, ROCm'
 version"). Runs only when the text has the report's own banner or first keys. Each key is read at its
 first occurrence only (a report may go on with the user's own "OS: windows 10"). "Could not collect",
 "N/A", "No CUDA" are unknown. "CUDA used to build PyTorch: None" is a CPU build: frameworks.torch.cuda
-stays absent, frameworks.torch.extra.cuda_build is False. "CUDA runtime version" is what `nvcc
+stays absent, frameworks.torch.extra.cuda_build is False. So is "Could not collect" there next to a real
+"PyTorch version" and no ROCm version: collect_env prints every None that way (replace_nones), and the
+field is torch.version.cuda itself, which cannot fail to be read. "CUDA runtime version" is what `nvcc
 --version` said, i.e. the CUDA toolkit on PATH. The "[pip3]"/"[conda]" lines go to packages.py.
 """
 
@@ -38,6 +40,7 @@ def parse(text: str) -> dict:
         return {}
     facts: dict = {}
     seen: set[str] = set()
+    uncollected = False  # "CUDA used to build PyTorch: Could not collect"
     for i, line in enumerate(lines):
         m = _KEY.match(line)
         key = m.group(1) if m else None
@@ -46,6 +49,11 @@ def parse(text: str) -> dict:
             value = (m.group(2) or "").strip()
             if value.lower() not in _UNKNOWN or (key in _MULTILINE and not value):
                 _HANDLERS[key](facts, value, _continuation(lines, i + 1) if key in _MULTILINE else [])
+            elif key == "CUDA used to build PyTorch" and value.lower() == "could not collect":
+                uncollected = True
+    torch = facts.get("frameworks", {}).get("torch", {})
+    if uncollected and torch.get("version") and "rocm" not in torch.get("extra", {}):
+        put(facts, "frameworks.torch.extra.cuda_build", False)  # torch.version.cuda was None
     bracketed = "\n".join(line for line in lines if line.startswith(("[pip", "[conda]")))
     return merge(facts, packages.parse(bracketed)) if bracketed else facts
 

@@ -96,6 +96,7 @@ def _cuda_cudnn(facts: dict, value: str) -> None:
 def _gpu(facts: dict, value: str) -> None:
     from envdoctor.matrix import gpus
 
+    value = re.sub(r"^GPU \d{1,3}: ", "", value)  # collect_env's "GPU models and configuration: GPU 0: NVIDIA …"
     name = re.split(r"[,;(]|\s\d{1,3}\s?gb\b", value, maxsplit=1, flags=re.I)[0].strip()
     if name and gpus.product_for_name(name) is not None and re.search(r"[a-z]", name, re.I):
         add_gpu(facts, name=name if name.lower().startswith(("nvidia", "tesla")) else f"NVIDIA {name}")

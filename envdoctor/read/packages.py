@@ -9,6 +9,8 @@ Read, line by line (each line must be wholly of one of these shapes, so prose is
                            string or channel is conda's own ("py3.8_cuda11.3_cudnn8.2.0_0 … pytorch");
                            "pypi" rows are pip-installed and go to python.packages
   collect_env              "[pip3] name==ver", "[conda] name ver build channel"
+  pip show                 a "Name: x" line directly followed by "Version: 1.2.3" (the block `pip show x`
+                           prints; "Summary:", "Location:" … follow)
   install logs             "Successfully installed a-1.0 b-2.0", uv's " + name==ver", "Requirement already
                            satisfied: name in /path (ver)", pip's "a 1.0 requires …, but you have b 2.0
                            which is incompatible.", uv's "Using Python 3.12.10 environment at: …"
@@ -49,6 +51,8 @@ _TORCH_CUDA = re.compile(r"py\d\.\d{1,2}_cuda(\d{1,2}\.\d{1,2})_cudnn(\d{1,2}\.\
 _TORCH_FORGE_CUDA = re.compile(r"cuda(\d{2})(\d)_")
 _TORCH_CPU = re.compile(r"py\d\.\d{1,2}_cpu_\d{1,3}|cpu_[a-z_]{0,20}py\d{2,3}")
 _MIN_RUN = 3
+_SHOW_NAME = re.compile(rf"Name: ({_NAME})")
+_SHOW_VERSION = re.compile(r"Version: (\S{1,80})")
 
 
 def parse(text: str) -> dict:
@@ -57,6 +61,8 @@ def parse(text: str) -> dict:
     listed = _listing_rows(lines)
     in_conda = False  # inside a `conda list` after its "# Name Version Build Channel" header
     for i, line in enumerate(lines):
+        if _pip_show(facts, line, lines[i + 1] if i + 1 < len(lines) else ""):
+            continue
         if _CONDA_HEADER.fullmatch(line):
             in_conda = True
             continue
@@ -124,6 +130,13 @@ def _read_line(facts: dict, line: str) -> bool:
         put(facts, "python.version", m.group(1))
         return True
     return False
+
+
+def _pip_show(facts: dict, line: str, following: str) -> bool:
+    """`pip show` prints "Name: x" then "Version: 1.2.3" on the next line."""
+    name = _SHOW_NAME.fullmatch(line)
+    version = _SHOW_VERSION.fullmatch(following) if name else None
+    return bool(version) and _pip_pair(facts, name.group(1), version.group(1))
 
 
 def _pip_pair(facts: dict, name: str, version: str) -> bool:

@@ -9,7 +9,8 @@ Only one fact is read from prose, and only from unambiguous phrasing:
                    "L4T Release: R35.4.1", "Jetson AGX Orin" (the model), or the word JetPack alone (only
                    Jetsons have one; the block is then present with nothing known in it).
   python.packages.torch  a torch version written with its build tag: "pytorch 1.13.1+cpu", "torch
-                   2.1.0+cu118", "torch version: 2.0.1+cu117", ">>> torch.__version__ '2.6.0+cu124'" (a
+                   2.1.0+cu118", "torch version: 2.0.1+cu117", ">>> torch.__version__ '2.6.0+cu124'", xFormers'
+                   "built for: PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)" (the second; a
                    version without +cpu/+cuXXX/+rocmX.Y may be a requirement, not what is installed).
 Words alone never say more (no GPU or driver is read from prose).
 """
@@ -35,8 +36,10 @@ _L4T = re.compile(r"\bL4T(?: release)?(?: version)?:? ?R?(\d{2}\.\d{1,2}(?:\.\d{
 _MODEL = re.compile(r"\bJetson (AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX|TX2 NX|Nano|TX1|TX2|Orin|Xavier|Thor)\b", re.I)
 _JETPACK_WORD = re.compile(r"\bjetpack\b", re.I)
 _TAGGED = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\.dev\d{8})?\+(?:cpu|cu\d{2,3}|rocm\d{1,2}\.\d{1,2}(?:\.\d{1,2})?))\b"
+_BUILT_FOR = r"(?! with CUDA \d{3,4} \(you have)"  # xFormers' "built for: PyTorch X with CUDA 1201 (you have Y)"
 _TORCH = (
-    re.compile(r"(?<!install )\b(?:py)?torch(?: version)?(?: ?: ?| |-)v?" + _TAGGED, re.I),
+    re.compile(r"\bPyTorch [^ ()]{1,40} with CUDA \d{3,4} \(you have " + _TAGGED, re.I),
+    re.compile(r"(?<!install )\b(?:py)?torch(?: version)?(?: ?: ?| |-)v?" + _TAGGED + _BUILT_FOR, re.I),
     re.compile(r"torch\.__version__\)? ?(?:>>> ?|Out\[\d{1,4}\]: ?)?['\"]" + _TAGGED, re.I),
 )
 
