@@ -88,3 +88,11 @@ def test_no_document_no_facts():
     assert parse('{"schema": "envdoctor.facts/1", "python": ') == {}  # cut off: not a document
     assert parse('{"schema": "envdoctor.facts/1", "python": {"version": 12}}') == {}  # not loadable as Facts
     assert parse('text {"schema": "envdoctor.check/1"} text') == {}
+
+
+def test_an_embedded_document_nested_past_any_facts_depth_is_not_a_crash():
+    text = '{"schema": "envdoctor.facts/1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    result = subprocess.run([sys.executable, "-m", "envdoctor", "explain", "-"], input=text,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode in (0, 1), result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr

@@ -57,7 +57,7 @@ def _object_holding(text: str, at: int) -> Optional[dict]:
             return None
         try:
             value, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what a facts document can be
             continue
         if end > at and isinstance(value, dict) and value.get("schema") == SCHEMA:
             return value
