@@ -154,7 +154,8 @@ def test_near_misses():
 def test_the_mismatch_fix_is_the_planners_toolkit():
     from envdoctor.plan.cuda_toolkit import plan_toolkit
 
-    facts = machine("build-nvcc-major")
+    recorded = machine("build-nvcc-major")  # on Ubuntu 22.04: NVIDIA's ubuntu2404 repository has no CUDA 12.4
+    facts = dataclasses.replace(recorded, host=dataclasses.replace(recorded.host, distro="Ubuntu 22.04"))
     finding = build_findings(facts, "extension-build-mismatch")[0]
     plan = plan_toolkit(facts)
     assert plan.ok and plan.version == "12.4"
@@ -232,4 +233,38 @@ def test_cli_check_build_replays_a_recorded_machine():
                             cwd=ROOT)
     assert result.returncode == 1, result.stderr
     assert "CUDA extension builds" in result.stdout and "extension-build-mismatch" in result.stdout
-    assert "cuda-toolkit-12-4" in result.stdout  # the planner's toolkit is the fix
+    # Ubuntu 24.04: NVIDIA's repository has no 12.4, so the fix names the planner rather than an apt command
+    assert "envdoctor install cuda-toolkit --cuda 12.4" in result.stdout and "apt-get install" not in result.stdout
+
+
+# --- one judgement of a toolkit against torch's CUDA, one finding per cause -----------------------------
+
+def test_a_mismatched_cuda_home_gives_one_finding_with_and_without_build():
+    facts = machine("build-nvcc-major")  # torch 2.6.0+cu124, the toolkit in /usr/local/cuda-11.8
+    facts = dataclasses.replace(with_build(facts, cuda_home_from="CUDA_HOME"),
+                                env={**facts.env, "CUDA_HOME": "/usr/local/cuda-11.8"})
+    codes = ("library-path-shadowing", "extension-build-mismatch")
+    with_build_rules = [f for f in diagnose(facts) if f.code in codes]
+    assert [(f.code, f.severity) for f in with_build_rules] == [("extension-build-mismatch", "error")]
+    without = [f for f in diagnose(dataclasses.replace(facts, build=None)) if f.code in codes]
+    assert [f.code for f in without] == ["library-path-shadowing"]  # plain `check` still says it, once
+
+
+@pytest.mark.parametrize("toolkit, torch, expected", [
+    ("11.8", "12.4", "major"), ("12.8", "12.4", "minor"), ("12.4.1", "12.4", None), ("12.4", None, None),
+    (None, "12.4", None), ("13.0", "12.9", "major"),
+])
+def test_toolkit_vs_torch_is_the_one_judgement(toolkit, torch, expected):
+    from envdoctor.diagnose.build import toolkit_vs_torch
+
+    assert toolkit_vs_torch(toolkit, torch) == expected
+
+
+@pytest.mark.parametrize("text", ["570.124.04", "12.8", "555.99", "13.2.0", "8.6"])
+def test_version_numbers_agrees_with_the_other_version_readers(text):
+    from envdoctor.diagnose._common import version_tuple as lenient
+    from envdoctor.matrix.drivers import version_tuple as strict
+
+    assert version_numbers(text) == strict(text) == lenient(text)
+    assert version_numbers(f"gcc {text} (Ubuntu)") == strict(text)
+    assert version_numbers(f"cuda>={text}") == strict(text)

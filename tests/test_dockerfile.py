@@ -292,3 +292,50 @@ def test_cudnn_wheel_named_explicitly_satisfies_a_local_jax(tmp_path):
     document = judge(dockerfile)
     assert "cuda-libs-missing" not in codes(document)
     assert {"version": None, "source": "pip:nvidia-cudnn-cu12", "path": None} in document["facts"]["cudnn"]
+
+
+# --- the image's architecture, libraries from the data, bounded reads, wording ---------------------------
+
+def test_cudnn_lies_in_the_image_architectures_library_directory():
+    arm = _described("FROM --platform=linux/arm64 nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\n"
+                     "RUN apt-get update && apt-get install -y libcudnn9-cuda-12\n")
+    assert [c["path"] for c in arm.facts["cudnn"]] == ["/usr/lib/aarch64-linux-gnu/libcudnn.so.9"] * 2
+    amd = _described("FROM nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04\n")
+    assert amd.facts["cudnn"][0]["path"] == "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"
+    ubi = _described("FROM nvidia/cuda:11.8.0-cudnn8-runtime-ubi8\n")
+    assert ubi.facts["cudnn"][0]["path"] == "/usr/lib64/libcudnn.so.8"
+
+
+def test_apt_cuda_packages_bring_the_libraries_the_data_lists():
+    libraries = _described("FROM ubuntu:22.04\nRUN apt-get install -y cuda-libraries-11-8\n").libraries
+    assert {"cublas", "cufft", "npp"} <= libraries and "nvjitlink" not in libraries  # nvJitLink: CUDA 12.0 on
+    assert "nvjitlink" in _described("FROM ubuntu:22.04\nRUN apt-get install -y cuda-toolkit-12-4\n").libraries
+    assert "cublas" not in _described("FROM ubuntu:22.04\nRUN apt-get install -y cuda-nvcc-12-4\n").libraries
+
+
+def test_a_requirements_file_too_large_is_not_read_not_cut(tmp_path):
+    from envdoctor.container.to_facts import MAX_REQUIREMENTS_BYTES
+
+    lines = ["torch==2.6.0"] + [f"package-{i}==1.0" for i in range(MAX_REQUIREMENTS_BYTES // 16 + 10)]
+    (tmp_path / "requirements.txt").write_text("\n".join(lines) + "\n")
+    assert (tmp_path / "requirements.txt").stat().st_size > MAX_REQUIREMENTS_BYTES
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get install -y python3-pip\n"
+                          "COPY requirements.txt .\nRUN pip install -r requirements.txt\n")
+    document = judge(dockerfile)
+    assert [(n["line"], "too large" in n["what"]) for n in document["not_read"]] == [(4, True)]
+    assert "torch" not in document["facts"]["python"]["packages"]
+
+
+def test_the_arch_list_fix_without_host_facts_names_what_to_put_there():
+    document = judge(REAL / "ai-compiler-study-test-attn.Dockerfile")
+    finding = next(f for f in document["findings"] if "TORCH_CUDA_ARCH_LIST" in f["title"])
+    assert "nvidia-smi --query-gpu=compute_cap" in finding["corrected"]
+    assert "8.0;8.6;9.0" not in json.dumps(finding)  # no invented list of GPUs
+
+
+def test_only_information_is_no_errors_or_warnings():
+    result = run_cli("dockerfile", str(REAL / "alufia-test.Dockerfile"), env=ENV)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "no errors or warnings"
+    assert "no problems found" not in result.stdout

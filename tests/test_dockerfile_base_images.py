@@ -77,3 +77,21 @@ def test_ngc_documented_framework_and_driver_requirement():
     image = describe("nvcr.io/nvidia/pytorch:25.12-py3")
     assert image.packages == {"torch": "2.10.0a0+b4e4ee81d3"} and image.require_cuda == "13.1"
     assert image.env == {}  # no release note read states TORCH_CUDA_ARCH_LIST
+
+
+def test_nvjitlink_exists_only_from_cuda_12():
+    minimum = {row["name"]: row["min_cuda"] for row in _data()["cuda_library"]}
+    assert minimum["nvjitlink"] == "12.0"
+    assert "nvjitlink" not in describe("nvidia/cuda:11.8.0-runtime-ubuntu22.04").libraries
+    assert "nvjitlink" in describe("nvidia/cuda:12.4.1-runtime-ubuntu22.04").libraries
+    assert "nvjitlink" not in describe("pytorch/pytorch:2.0.1-cuda11.7-cudnn8-runtime").libraries
+    assert "cublas" in describe("nvidia/cuda:11.8.0-devel-ubuntu22.04").libraries
+
+
+def test_every_row_names_a_source_url_and_no_unused_keys():
+    for row in _data()["distro"]:
+        assert "http" in row["source"], row  # the rhel rows included: a page, not "package manifest"
+    assert all("default_os" not in row for row in _data()["family"])
+    for table in ("cuda_library", "cuda_package"):
+        for row in _data()[table]:
+            assert row["source"].startswith("https://") and row["checked"], row

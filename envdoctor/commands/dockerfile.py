@@ -44,20 +44,14 @@ def dockerfile(
         args[name] = value
     if Path(path).is_dir():
         path = str(Path(path) / "Dockerfile")
-    policy = _policy(expect)
-    judgement = judge_dockerfile(path, context, target, platform, load_host(host_facts), args)
-    if policy is not None:
-        from envdoctor.container.judge import add_policy
-
-        add_policy(judgement, policy)
-    from envdoctor.render import console, print_json
+    if context is not None and not Path(context).is_dir():
+        raise UsageError(f"--context {context!r}: no such directory (the build context is a folder)")
+    from envdoctor.container.judge import add_policy
     from envdoctor.render.container import print_dockerfile
 
-    if json_out:
-        print_json(judgement.to_dict())
-    else:
-        print_dockerfile(console(), judgement)
-    raise typer.Exit(_exit(judgement.findings, strict))
+    _judge_and_report(lambda target_platform: judge_dockerfile(path, context, target, target_platform,
+                                                               load_host(host_facts), args),
+                      add_policy, print_dockerfile, platform, expect, json_out, strict)
 
 
 def compose(
@@ -79,18 +73,41 @@ def compose(
         if found is None:
             raise UsageError(f"no compose file in {folder} (looked for {', '.join(COMPOSE_NAMES)})")
         path = str(found)
-    policy = _policy(expect)
-    judgement = judge_compose(path, platform, load_host(host_facts))
-    if policy is not None:
-        _compose_policy(judgement, policy)
-    from envdoctor.render import console, print_json
     from envdoctor.render.container import print_compose
 
+    _judge_and_report(lambda target_platform: judge_compose(path, target_platform, load_host(host_facts)),
+                      _compose_policy, print_compose, platform, expect, json_out, strict)
+
+
+def _judge_and_report(judge, apply_policy, printer, platform: Optional[str], expect: Optional[str],
+                      json_out: bool, strict: bool) -> None:
+    """What both commands do once their file is found: read --platform and --expect (bad ones exit 2 before
+    anything is judged), judge, apply the policy, print (JSON or text) and exit with the verdict."""
+    from envdoctor.render import console, print_json
+
+    platform = _platform(platform)
+    policy = _policy(expect)
+    judgement = judge(platform)
+    if policy is not None:
+        apply_policy(judgement, policy)
     if json_out:
         print_json(judgement.to_dict())
     else:
-        print_compose(console(), judgement)
+        printer(console(), judgement)
     raise typer.Exit(_exit(judgement.findings, strict))
+
+
+def _platform(platform: Optional[str]) -> Optional[str]:
+    """--platform as docker spells it; one envdoctor cannot read is refused, never judged as amd64."""
+    if platform is None:
+        return None
+    from envdoctor.container.to_facts import _PLATFORMS
+    from envdoctor.errors import UsageError
+
+    value = platform.strip().lower()
+    if value not in _PLATFORMS:
+        raise UsageError(f"--platform {platform[:60]!r}: not a platform envdoctor knows (choose {', '.join(_PLATFORMS)})")
+    return value
 
 
 def _policy(expect: Optional[str]):

@@ -122,7 +122,7 @@ def _cuda_image(reference: str, repository: str, tag: str, row: dict, groups: di
     cuda = groups["cuda"]
     return BaseImage(reference, repository, tag, family=row["name"], distro=distro_of_os_word(groups["os"]),
                      cuda=cuda, flavour=flavour["name"], nvcc=bool(flavour["nvcc"]),
-                     libraries=tuple(flavour.get("libraries", ())), cudnn=cudnn,
+                     libraries=libraries_of(flavour.get("libraries", ()), cuda), cudnn=cudnn,
                      require_cuda=".".join(cuda.split(".")[:2]), source=row["source"])
 
 
@@ -153,7 +153,25 @@ def _distro_of_words(words: Optional[str]) -> Optional[Distro]:
 
 def _cuda_image_of(cuda: str, row: dict, groups: dict) -> BaseImage:
     flavour = next(f for f in _data()["cuda_flavour"] if f["name"] == groups["flavour"])
-    return BaseImage("", "", "", cuda=cuda, libraries=tuple(flavour.get("libraries", ())))
+    return BaseImage("", "", "", cuda=cuda, libraries=libraries_of(flavour.get("libraries", ()), cuda))
+
+
+def libraries_of(names, cuda: Optional[str]) -> tuple[str, ...]:
+    """The libraries of a flavour or package row that exist in CUDA `cuda` ([[cuda_library]] min_cuda: nvJitLink
+    from 12.0 on); an unknown CUDA keeps them all."""
+    from envdoctor.matrix.host_compilers import version_numbers
+
+    minimum = {r["name"]: r["min_cuda"] for r in _data().get("cuda_library", ())}
+    if not cuda:
+        return tuple(names)
+    have = version_numbers(cuda)
+    return tuple(n for n in names if n not in minimum or have >= version_numbers(minimum[n]))
+
+
+def package_libraries(package: str, cuda: str) -> tuple[str, ...]:
+    """The CUDA libraries the repository's package cuda-<package>-<major>-<minor> brings ([[cuda_package]])."""
+    row = next((r for r in _data().get("cuda_package", ()) if package in r["names"]), None)
+    return libraries_of(row["libraries"], cuda) if row else ()
 
 
 def ngc_release(container: str, release: str) -> Optional[dict]:

@@ -1,9 +1,15 @@
-"""Compose files (read with PyYAML's safe loader, checked against the Compose specification's
-structure): each service's GPU access, device selection, shared memory, and its build judged as a
-Dockerfile (judge.py)."""
+"""Compose files: read with PyYAML's safe loader and validated against the Compose specification's JSON
+schema (data/compose-spec.json, vendored verbatim from compose-spec/compose-spec: provenance in
+data/compose-spec.source.toml) when the `jsonschema` package is installed; without it only the structure
+this module relies on is checked (the top-level keys, and the types of the service keys judged here), and
+the document says so (`spec_check`). Then each service's GPU access, device selection, shared memory, and
+its build judged as a Dockerfile (judge.py)."""
 
 from __future__ import annotations
 
+import functools
+import itertools
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +20,8 @@ from envdoctor.container.parse import BuildFileError, read_build_file, substitut
 from envdoctor.findings import Finding
 
 MAX_COMPOSE_BYTES = 1_000_000
+MAX_EXPANDED_NODES = 1_000_000  # YAML values once aliases are expanded (a 1000-service file has ~30 000)
+MAX_LINE_PATHS = 50_000  # key paths whose line is remembered (a 1000-service file has ~20 000)
 # Top-level elements of the Compose specification (compose-spec/compose-spec schema/compose-spec.json).
 TOP_LEVEL = {"version", "name", "include", "services", "networks", "volumes", "secrets", "configs", "models"}
 _GPU_FRAMEWORK_IMAGES = ("pytorch", "ngc")
@@ -36,6 +44,7 @@ class ComposeJudgement:
     findings: list[Located]
     builds: dict[str, Any]  # service -> Judgement of its Dockerfile
     not_read: list[dict]
+    spec_check: str = ""  # what the file was validated against
 
     def to_dict(self) -> dict:
         return {
@@ -44,6 +53,7 @@ class ComposeJudgement:
                           "build": self.builds[s.name].dockerfile.path if s.name in self.builds else None,
                           "gpu": _gpu_access(s.data)[0]} for s in self.services],
             "not_read": self.not_read,
+            "spec_check": self.spec_check,
             "findings": [f.to_dict() for f in self.findings],
             "builds": {name: j.to_dict() for name, j in self.builds.items()},
         }
@@ -56,19 +66,118 @@ def read_compose(path: str) -> tuple[dict, dict[str, int]]:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
+    except RecursionError:  # flow collections nested thousands deep: the YAML composer recurses
+        raise BuildFileError(f"{path}: not a compose file: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise BuildFileError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', None) or 'syntax error'}") from None
     if not isinstance(data, dict):
         raise BuildFileError(f"{path}: not a compose file (expected a mapping with `services`)")
+    if _expands_past(node, MAX_EXPANDED_NODES):  # a billion-laughs alias chain: refused before any walk
+        raise BuildFileError(f"{path}: not a compose file: its aliases expand to over {MAX_EXPANDED_NODES:,} values "
+                             "(excessive aliasing)")
+    lines = _lines(node)
     unknown = [k for k in data if not (isinstance(k, str) and (k in TOP_LEVEL or k.startswith("x-")))]
     if unknown:
         raise BuildFileError(f"{path}: not a compose file: unknown top-level key {unknown[0]!r}")
     services = data.get("services")
     if not isinstance(services, dict) or not services:
         raise BuildFileError(f"{path}: not a compose file: `services` must be a mapping of services")
-    return data, _lines(node)
+    return data, lines
+
+
+SPEC_SCHEMA = Path(__file__).parent / "data" / "compose-spec.json"
+SPEC_CHECKED = "the Compose specification's JSON schema (compose-spec/compose-spec schema/compose-spec.json)"
+SPEC_NOT_CHECKED = ("the top-level keys and the service keys envdoctor judges only: the `jsonschema` package is not "
+                    "installed, so the full Compose specification schema was not applied")
+SPEC_TOO_LARGE = ("the top-level keys and the service keys envdoctor judges only: with its YAML aliases expanded the "
+                  "file holds over {n} values, too many to validate against the Compose specification schema")
+MAX_SPEC_VALUES = 100_000  # values (after alias expansion) validated against the schema
+
+
+class _TooLarge(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=1)
+def _spec_validator():
+    """A validator of the vendored compose-spec schema, or None without the `jsonschema` package."""
+    try:
+        from jsonschema import Draft7Validator
+    except ImportError:
+        return None
+    return Draft7Validator(json.loads(SPEC_SCHEMA.read_text(encoding="utf-8")))
+
+
+def validate_spec(path: str, data: dict, lines: dict[str, int]) -> str:
+    """Validate against the Compose specification's schema: BuildFileError (one line) on a violation; else
+    what the file was checked against (the schema, or only the structural checks, and why)."""
+    validator = _spec_validator()
+    if validator is None:
+        return SPEC_NOT_CHECKED
+    try:
+        instance = _as_json(data, [MAX_SPEC_VALUES])
+    except _TooLarge:
+        return SPEC_TOO_LARGE.format(n=f"{MAX_SPEC_VALUES:,}")
+    problem = _spec_problem(validator, instance, lines)
+    if problem:
+        raise BuildFileError(f"{path}: not a valid compose file (Compose specification): {problem}")
+    return SPEC_CHECKED
+
+
+def _spec_problem(validator, instance: dict, lines: dict[str, int]) -> Optional[str]:
+    """The most relevant way the file breaks the schema, in one line with its key path and line."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(itertools.islice(validator.iter_errors(instance), 50))
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+    line = lines.get(where) or next((lines[k] for k in _parents(where) if k in lines), None)
+    message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+    return f"{where or 'top level'}{f' (line {line})' if line else ''}: {message}"
+
+
+def _parents(where: str) -> list[str]:
+    parts = re.split(r"(?=[.\[])", where)
+    return ["".join(parts[:i]).lstrip(".") for i in range(len(parts) - 1, 0, -1)]
+
+
+def _as_json(value, budget: list, depth: int = 0):
+    """YAML data as JSON data for the schema: keys as strings, dates and other scalars of YAML types beyond
+    JSON's as their text. A copy with YAML aliases expanded, so bounded: _TooLarge past `budget[0]` values."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooLarge
+    if depth > 64:  # deeper than any Compose element: left as it is (the schema stops descending long before)
+        return value
+    if isinstance(value, dict):
+        return {str(k): _as_json(v, budget, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_json(v, budget, depth + 1) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _expands_past(root, budget: int) -> bool:
+    """Whether the YAML node graph, with every alias expanded, has more than `budget` nodes (counted
+    without expanding: a walk that stops at the budget)."""
+    import yaml
+
+    stack, seen = [root], 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > budget:
+            return True
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return False
 
 
 def _lines(node, prefix: str = "", out: Optional[dict[str, int]] = None, depth: int = 0) -> dict[str, int]:
@@ -76,11 +185,13 @@ def _lines(node, prefix: str = "", out: Optional[dict[str, int]] = None, depth: 
     import yaml
 
     out = {} if out is None else out
-    if depth > 8 or node is None:
+    if depth > 8 or node is None or len(out) >= MAX_LINE_PATHS:  # aliases of aliases: bounded, not 9^9 paths
         return out
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
+                if depth == 0 and str(key.value).startswith("x-"):  # extension fields: never reported
+                    continue
                 path = f"{prefix}.{key.value}" if prefix else str(key.value)
                 out.setdefault(path, key.start_mark.line + 1)
                 _lines(value, path, out, depth + 1)
@@ -102,7 +213,7 @@ def judge_compose(path: str, platform: Optional[str] = None, host: Optional[dict
         _check_types(path, where, body)
         services.append(Service(str(name), body, lines.get(where, 0),
                                 {k[len(where) + 1:]: v for k, v in lines.items() if k.startswith(where + ".")}))
-    judgement = ComposeJudgement(path, services, [], {}, [])
+    judgement = ComposeJudgement(path, services, [], {}, [], validate_spec(path, data, lines))
     base_dir = Path(path).resolve().parent
     for service in services:
         build = _judge_build(service, base_dir, platform, host, judgement)
@@ -126,6 +237,8 @@ def _check_types(path: str, where: str, body: dict) -> None:
     for key, kind in _TYPES.items():
         if key in body and body[key] is not None and not isinstance(body[key], kind):
             raise BuildFileError(f"{path}: {where}.{key}: expected {_kind_name(kind)}, got {type(body[key]).__name__}")
+    if body.get("shm_size") is not None and shm_bytes(body["shm_size"]) is None:
+        raise BuildFileError(f"{path}: {where}.shm_size: {str(body['shm_size'])[:40]!r} is not a size (e.g. \"8gb\")")
     devices = _reserved_devices(body)
     for i, device in enumerate(devices):
         if not isinstance(device, dict):
@@ -153,12 +266,18 @@ def _reserved_devices(body: dict) -> list:
 def environment(body: dict) -> dict[str, Optional[str]]:
     env = body.get("environment")
     if isinstance(env, dict):
-        return {str(k): (None if v is None else str(v)) for k, v in env.items()}
+        return {str(k): (None if v is None else str(v)) for k, v in env.items() if _is_scalar(v) or v is None}
     found: dict[str, Optional[str]] = {}
-    for item in env or []:
+    for item in env if isinstance(env, list) else []:
+        if not _is_scalar(item):  # a list in a list (an alias of an alias...): not a variable; never str() it
+            continue
         name, sep, value = str(item).partition("=")
         found[name] = value if sep else None
     return found
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, (str, int, float, bool))
 
 
 def _gpu_access(body: dict) -> tuple[Optional[str], list[dict]]:
@@ -354,11 +473,13 @@ def _runs_torch(body: dict, build) -> bool:
 
 
 def shm_bytes(value) -> Optional[int]:
-    if value is None:
+    """A compose size (an int of bytes, "64m", "8gb", "1.5g") in bytes; None when unset or not a size."""
+    if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    match = _SIZE.match(str(value))
+        return value if value >= 0 else None
+    text = str(value)
+    match = _SIZE.match(text) if len(text) <= 40 else None  # 40 characters: no float overflows to inf
     if not match:
         return None
     return int(float(match.group(1)) * 1024 ** " kmgt".index(match.group(2).lower() or " "))

@@ -14,6 +14,7 @@ from typing import Iterable, Optional
 from envdoctor.container import base_images
 from envdoctor.container.to_facts import Described
 from envdoctor.findings import Finding
+from envdoctor.matrix.host_compilers import version_numbers
 from envdoctor.matrix.loader import load
 
 
@@ -150,13 +151,12 @@ def _devel_from(described: Described, dockerfile) -> Optional[str]:
 
 def _toolkit_torch_mismatch(described: Described, toolkit: dict) -> Optional[Finding]:
     from envdoctor.diagnose._common import cuda_of_tag, local_tag
+    from envdoctor.diagnose.build import toolkit_vs_torch
 
     torch = described.facts["python"]["packages"].get("torch")
     build_cuda = cuda_of_tag(local_tag(torch)) if torch else None
     have = toolkit.get("version")
-    if not build_cuda or not have:
-        return None
-    if build_cuda.split(".")[0] != have.split(".")[0]:
+    if toolkit_vs_torch(have, build_cuda) == "major":
         return Finding(
             code="extension-build-mismatch", severity="error", section="toolkit",
             title=f"nvcc is CUDA {have}, torch {torch} was built with CUDA {build_cuda}",
@@ -168,10 +168,13 @@ def _toolkit_torch_mismatch(described: Described, toolkit: dict) -> Optional[Fin
     return None
 
 
+ARCH_LIST_PLACEHOLDER = "<your GPUs' compute capabilities, e.g. from nvidia-smi --query-gpu=compute_cap>"
+
+
 def _arch_list_unset(described: Described, row: dict, line: int) -> Located:
     gpus = (described.facts.get("nvidia") or {}).get("gpus") or []
     ccs = sorted({g.get("compute_capability") for g in gpus if g.get("compute_capability")})
-    value = ";".join(ccs) if ccs else "8.0;8.6;9.0"
+    value = ";".join(ccs) if ccs else ARCH_LIST_PLACEHOLDER
     return Located(Finding(
         code="extension-build-mismatch", severity="warning", section="toolkit",
         title=f"TORCH_CUDA_ARCH_LIST is not set for the {row['name']} build",
@@ -181,7 +184,7 @@ def _arch_list_unset(described: Described, row: dict, line: int) -> Located:
                 "device\")."),
         fix=(f"Set the compute capabilities of the GPUs you deploy on before the build: ENV TORCH_CUDA_ARCH_LIST=\"{value}\"",),
         evidence=("env.TORCH_CUDA_ARCH_LIST=unset",)), line,
-        f"ENV TORCH_CUDA_ARCH_LIST=\"{value}\"" + ("" if ccs else "   # the GPUs you deploy on"))
+        f"ENV TORCH_CUDA_ARCH_LIST=\"{value}\"")
 
 
 # --- system CUDA libraries the image lacks -----------------------------------------------------------------
@@ -220,7 +223,7 @@ def system_library_findings(described: Described, dockerfile) -> Iterable[Locate
 
 
 def _libraries(described: Described) -> set[str]:
-    return set(described.base.libraries) | ({"cublas"} if described.origins.get("cuda_toolkit") else set())
+    return set(described.base.libraries) | described.libraries
 
 
 def _lacks(described: Described, dockerfile, dist: str, version: str, major: str, has_cudnn: bool, has_libs: bool,
@@ -254,7 +257,7 @@ def _cudnn_from(described: Described, dockerfile, major: str) -> Optional[str]:
         return None
     flavour = "devel" if base.flavour == "devel" else "runtime"
     os_word = base.tag.rsplit("-", 1)[-1]
-    token = "cudnn" if tuple(int(x) for x in base.cuda.split(".")[:2]) >= (12, 4) else "cudnn8"
+    token = "cudnn" if version_numbers(base.cuda)[:2] >= (12, 4) else "cudnn8"
     original = dockerfile.line_text(described.from_line)
     new_tag = f"{base.cuda}-{token}-{flavour}-{os_word}"
     return original.replace(base.tag, new_tag, 1) if base.tag in original else f"FROM {base.repository}:{new_tag}"
@@ -435,7 +438,7 @@ def host_findings(described: Described, host_driver: Optional[str]) -> Iterable[
     needs = driver_requirements(described)
     if not needs:
         return
-    strictest = max(needs, key=lambda n: _driver_key(n[0]))
+    strictest = max(needs, key=lambda n: version_numbers(n[0]))
     lines = "; ".join(f"{who}: driver >= {driver} ({why})" for driver, who, why in needs)
     yield Located(Finding(
         code="host-driver-required", severity="info", section="nvidia",
@@ -454,10 +457,6 @@ def host_findings(described: Described, host_driver: Optional[str]) -> Iterable[
                     fix=(f"Update the host driver to {driver} or newer, or build on an image of an older CUDA",),
                     evidence=(f"host nvidia.driver_version={host_driver}", f"{who} -> driver >= {driver}")),
                     described.from_line)
-
-
-def _driver_key(driver: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", driver)[:3])
 
 
 def all_findings(described: Described, dockerfile, host_driver: Optional[str]) -> list[Located]:

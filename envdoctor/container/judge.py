@@ -12,6 +12,7 @@ from envdoctor.container.findings import Located, all_findings
 from envdoctor.container.parse import Dockerfile, read_dockerfile
 from envdoctor.container.to_facts import Described, describe_stage
 from envdoctor.findings import Finding
+from envdoctor.matrix.host_compilers import version_numbers
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 # Codes about the machine that runs the checks, which a build file does not describe.
@@ -135,7 +136,7 @@ def _gpu_install(finding: Finding, described: Described) -> Optional[str]:
         cuda = [b for b in builds if b.cuda]
         if not cuda:
             return None
-        newest = max(cuda, key=lambda b: tuple(int(x) for x in b.cuda.split(".")))
+        newest = max(cuda, key=lambda b: version_numbers(b.cuda))
         companions = " ".join(f"{n}" for n in ("torchvision", "torchaudio") if n in packages)
         url = knowledge.call("pytorch", "index_url", newest.tag)
         return f"RUN pip install torch=={version} {companions} --index-url {url}".replace("  ", " ")

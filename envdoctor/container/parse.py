@@ -121,7 +121,11 @@ def parse_dockerfile(text: str, path: str = "Dockerfile", build_args: Optional[d
                                 end_line=c.end_line, original=c.original, json=c.json,
                                 heredocs=tuple(h.content for h in c.heredocs))
                     for c in commands]
-    stages = _stages(instructions, dict(build_args or {}), path)
+    try:
+        stages = _stages(instructions, dict(build_args or {}), path)
+    except BuildFileError as exc:
+        message = str(exc)
+        raise BuildFileError(message if message.startswith(f"{path}:") else f"{path}: {message}") from None
     if not stages:
         raise BuildFileError(f"{path}: no FROM instruction; not a Dockerfile")
     return Dockerfile(path=path, text=text, stages=stages)
@@ -185,8 +189,13 @@ _VARIABLE = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]{0,100})(?::(?P<
                        r"(?P<plain>[A-Za-z_][A-Za-z0-9_]{0,100}))")
 
 
+MAX_EXPANDED = 64_000  # characters one value may expand to: ARG B=$A$A, ARG C=$B$B ... doubles each line
+
+
 def substitute(value: str, variables: dict[str, str]) -> str:
-    """Expand build-argument / ENV references the way BuildKit does in FROM, ENV and friends."""
+    """Expand build-argument / ENV references the way BuildKit does in FROM, ENV and friends.
+    A value whose expansion could pass MAX_EXPANDED characters is a BuildFileError (exit 2), found
+    before the string is built: never a blow-up of memory."""
     def expand(match: re.Match) -> str:
         name = match.group("braced") or match.group("plain")
         have = variables.get(name, "")
@@ -197,7 +206,15 @@ def substitute(value: str, variables: dict[str, str]) -> str:
             return match.group("word") if have else ""
         return have
 
+    if _expanded_at_most(value, variables) > MAX_EXPANDED:
+        raise BuildFileError(f"a variable expands to over {MAX_EXPANDED // 1000} kB of text "
+                             f"({value[:40]!r}); not a Dockerfile envdoctor can read")
     return _VARIABLE.sub(expand, value)
+
+
+def _expanded_at_most(value: str, variables: dict[str, str]) -> int:
+    return len(value) + sum(len(variables.get(m.group("braced") or m.group("plain"), "")) + len(m.group("word") or "")
+                            for m in _VARIABLE.finditer(value))
 
 
 def has_unresolved(value: str) -> bool:

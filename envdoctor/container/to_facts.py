@@ -25,8 +25,8 @@ from envdoctor.container.shell import Requirement, Step, conda_spec, run_steps
 MAX_REQUIREMENTS_BYTES = 256_000
 _INDEX_TAG = re.compile(r"/whl/(?:nightly/|test/)?(cu\d{2,3}|cpu|rocm\d+(?:\.\d+){0,2}|xpu)(?:/|$)")
 _PADDLE_INDEX = re.compile(r"/packages/(?:stable|nightly)/(cu\d{3}|cpu)(?:/|$)")
-_APT_TOOLKIT = re.compile(r"^cuda-(?:toolkit|nvcc|compiler|minimal-build)-(\d+)-(\d+)(?:=.*)?$")
-_APT_LIBS = re.compile(r"^cuda-(?:libraries|runtime|cudart)-(\d+)-(\d+)(?:=.*)?$")
+_APT_TOOLKIT = re.compile(r"^cuda-(?P<package>toolkit|nvcc|compiler|minimal-build)-(?P<major>\d+)-(?P<minor>\d+)(?:=.*)?$")
+_APT_LIBS = re.compile(r"^cuda-(?P<package>libraries|runtime|cudart)-(?P<major>\d+)-(?P<minor>\d+)(?:=.*)?$")
 _APT_CUDNN = re.compile(r"^(?:lib)?cudnn(\d+)?(?:-cuda-\d+)?(?:-dev)?(?:=(?P<version>[\d.]+))?")
 _APT_PYTHON = re.compile(r"^python(3(?:\.\d+)?)(?:-full|-dev|-venv)?$")
 _PLATFORMS = {"linux/amd64": "x86_64", "linux/x86_64": "x86_64", "linux/arm64": "aarch64", "linux/arm64/v8": "aarch64",
@@ -50,6 +50,7 @@ class Described:
     builds: dict[str, str] = field(default_factory=dict)  # dist -> where its build came from ("index cu124")
     arch: Optional[str] = None
     copies: list[tuple[tuple[str, ...], str]] = field(default_factory=list)  # COPY/ADD from the context: (sources, dest)
+    libraries: set[str] = field(default_factory=set)  # system CUDA libraries: the base image's and apt-installed ones
 
     def line_of(self, path: str) -> int:
         return self.origins.get(path, self.from_line)
@@ -71,7 +72,7 @@ def describe_stage(dockerfile: Dockerfile, stage: Stage, context: Optional[str],
     if not (root.platform or stage.platform or platform) and not base.arch:
         described.assumptions.append(f"platform {DEFAULT_PLATFORM} (docker build's default on an x86_64 builder; "
                                      "give --platform for another)")
-    state = _State(base)
+    state = _State(base, arch)
     _base_packages(base, state, described)
     variables: dict[str, str] = {}
     clones: dict[str, str] = {}
@@ -99,6 +100,7 @@ def describe_stage(dockerfile: Dockerfile, stage: Stage, context: Optional[str],
                     described.steps.append(step)
                     _apply(step, state, described, context)
     described.facts = _facts(described, state, host)
+    described.libraries = set(state.libraries)
     return described
 
 
@@ -121,8 +123,18 @@ def _arch(platform: Optional[str], base: base_images.BaseImage) -> str:
     return _PLATFORMS.get((platform or DEFAULT_PLATFORM).lower(), "x86_64")
 
 
+def library_dir(arch: str, distro: Optional[base_images.Distro]) -> str:
+    """Where the image's system packages (libcudnn from apt or dnf) put shared libraries: Debian and Ubuntu's
+    multiarch directory of the image's architecture (/usr/lib/aarch64-linux-gnu on arm64, the SBSA builds of
+    nvidia/cuda), /usr/lib64 on RHEL-family images."""
+    if distro is not None and distro.name == "rhel":
+        return "/usr/lib64"
+    return f"/usr/lib/{arch}-linux-gnu"
+
+
 class _State:
-    def __init__(self, base: base_images.BaseImage) -> None:
+    def __init__(self, base: base_images.BaseImage, arch: str = "x86_64") -> None:
+        self.lib_dir = library_dir(arch, base.distro)
         self.python: Optional[str] = base.python
         self.python_line: Optional[int] = None
         self.packages: dict[str, str] = {}
@@ -137,7 +149,7 @@ class _State:
                             "nvcc": f"{root}/bin/nvcc" if base.nvcc else None, "found_by": "/usr/local"}
         if base.cudnn:
             self.cudnn.append({"version": base.cudnn, "source": f"image:{base.reference}",
-                               "path": "/usr/lib/x86_64-linux-gnu/libcudnn.so." + base.cudnn.split(".")[0]})
+                               "path": f"{self.lib_dir}/libcudnn.so." + base.cudnn.split(".")[0]})
 
 
 def _apply(step: Step, state: _State, described: Described, context: Optional[str]) -> None:
@@ -162,21 +174,21 @@ def _apt(step: Step, state: _State, described: Described) -> None:
         toolkit, libs, cudnn, python = (_APT_TOOLKIT.match(word), _APT_LIBS.match(word), _APT_CUDNN.match(word),
                                         _APT_PYTHON.match(word))
         if toolkit:
-            version = f"{toolkit.group(1)}.{toolkit.group(2)}"
+            version = f"{toolkit.group('major')}.{toolkit.group('minor')}"
             state.toolkit = {"version": version, "root": "/usr/local/cuda", "nvcc": f"/usr/local/cuda-{version}/bin/nvcc",
                              "found_by": "/usr/local"}
-            state.libraries |= {"cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvrtc"}
+            state.libraries |= set(base_images.package_libraries(toolkit.group("package"), version))
             described.origins["cuda_toolkit"] = step.line
         elif libs:
-            state.libraries |= {"cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvrtc"}
-            state.lib_cuda = f"{libs.group(1)}.{libs.group(2)}"
+            state.lib_cuda = f"{libs.group('major')}.{libs.group('minor')}"
+            state.libraries |= set(base_images.package_libraries(libs.group("package"), state.lib_cuda))
             if state.toolkit is None:
                 state.toolkit = {"version": state.lib_cuda, "root": "/usr/local/cuda", "nvcc": None, "found_by": "/usr/local"}
             described.origins["cuda_toolkit"] = step.line
         elif cudnn and word.startswith(("libcudnn", "cudnn")) and (cudnn.group(1) or cudnn.group("version")):
             version = cudnn.group("version") or cudnn.group(1)
             state.cudnn.append({"version": version, "source": f"apt:{word.split('=')[0]}",
-                                "path": f"/usr/lib/x86_64-linux-gnu/libcudnn.so.{version.split('.')[0]}"})
+                                "path": f"{state.lib_dir}/libcudnn.so.{version.split('.')[0]}"})
             described.origins["cudnn"] = step.line
         elif python and step.tool in ("apt-get", "apt"):
             minor = python.group(1)
@@ -263,9 +275,19 @@ def _read_requirements(name: str, context: Optional[str], described: Described, 
         return [], []
     try:
         with open(path, "rb") as fh:
-            text = fh.read(MAX_REQUIREMENTS_BYTES).decode("utf-8", "replace")
+            raw_bytes = fh.read(MAX_REQUIREMENTS_BYTES + 1)
     except OSError:
         described.unresolved.append((line, f"requirements file {name} (unreadable)"))
+        return [], []
+    if len(raw_bytes) > MAX_REQUIREMENTS_BYTES:  # never judged on a truncated part of it
+        described.unresolved.append((line, f"requirements file {name} (too large: over {MAX_REQUIREMENTS_BYTES:,} bytes, not read)"))
+        return [], []
+    try:
+        if b"\x00" in raw_bytes:
+            raise UnicodeDecodeError("utf-8", raw_bytes, 0, 1, "NUL byte")
+        text = raw_bytes.decode("utf-8-sig")
+    except UnicodeDecodeError:  # a binary file named by -r: one line saying so, not its bytes
+        described.unresolved.append((line, f"requirements file {name} (not UTF-8 text)"))
         return [], []
     holder = _Step(kind="pip", line=line)
     import shlex

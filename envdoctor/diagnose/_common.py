@@ -16,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 from envdoctor.facts import Facts
 from envdoctor.findings import Fix
 from envdoctor.matrix.memo import memoised
+from envdoctor.matrix import drivers
 
 # Distributions of each framework, by the planner's framework name.
 FRAMEWORK_DISTS = {
@@ -90,11 +91,14 @@ def major_minor(version: Optional[str]) -> Optional[str]:
 
 
 def version_tuple(text: Optional[str]) -> Optional[tuple[int, ...]]:
-    """A dotted number (driver versions: "570.124.04", WSL "555.99") as a tuple of ints."""
+    """A dotted number (driver versions: "570.124.04", WSL "555.99") as a tuple of ints, read by the one
+    version reading (matrix.drivers.version_tuple); None where it is not one ("570.x" is unknown, not 570)."""
     if not text:
         return None
-    parts = re.findall(r"\d+", text)
-    return tuple(int(p) for p in parts) if parts else None
+    try:
+        return drivers.version_tuple(text)
+    except ValueError:
+        return None
 
 
 def driver_at_least(driver: str, minimum: str) -> bool:

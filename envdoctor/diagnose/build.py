@@ -81,11 +81,13 @@ def torch_evidence(facts: Facts, how: str) -> tuple[str, ...]:
 
 def _toolkit_fix(facts: Facts, cuda: Optional[str]) -> tuple:
     """The planner's commands for a toolkit matching torch (the same answer as `envdoctor install cuda-toolkit`)."""
-    try:
-        from envdoctor.plan.cuda_toolkit import plan_toolkit
+    from envdoctor.errors import UsageError
+    from envdoctor.matrix.loader import MatrixError
+    from envdoctor.plan.cuda_toolkit import plan_toolkit
 
+    try:
         plan = plan_toolkit(facts, cuda=cuda)
-    except Exception:  # no plan for this machine: say what to do in words
+    except (UsageError, MatrixError):  # no plan for this machine (a CUDA no toolkit has, matrix data missing): in words
         plan = None
     fixes = tuple(tuple(c) for c in plan.commands) + tuple(plan.steps) if plan is not None and plan.ok else ()
     wanted = f" --cuda {cuda}" if cuda else ""
@@ -115,6 +117,28 @@ def built_with(b, facts: Optional[Facts] = None) -> tuple[Optional[str], str, tu
     return None, "", ()
 
 
+def toolkit_vs_torch(toolkit_cuda: Optional[str], torch_cuda: Optional[str]) -> Optional[str]:
+    """The one judgement of a CUDA toolkit (nvcc, CUDA_HOME) against the CUDA torch was built with, as
+    torch.utils.cpp_extension makes it: "major" (it refuses to build), "minor" (it warns), None (the same
+    release, or either side unknown). Used by the build rules, the environment's CUDA_HOME check and the
+    Dockerfile judge."""
+    if not toolkit_cuda or not torch_cuda:
+        return None
+    try:
+        have, want = version_numbers(toolkit_cuda)[:2], version_numbers(torch_cuda)[:2]
+    except ValueError:
+        return None
+    if have[0] != want[0]:
+        return "major"
+    return "minor" if have != want else None
+
+
+def judges_the_toolkit(facts: Facts) -> bool:
+    """Whether the build rules (check --build) compare a toolkit with torch's CUDA here: then the CUDA_HOME
+    toolkit is judged once, by them, and not a second time by the environment rules."""
+    return facts.build is not None and built_with(facts.build, facts)[0] is not None
+
+
 @build_rule
 def nvcc_matches_torch(facts: Facts) -> Iterable[Finding]:
     b = facts.build
@@ -142,10 +166,10 @@ def nvcc_matches_torch(facts: Facts) -> Iterable[Finding]:
                 fix=_toolkit_fix(facts, cuda),
                 evidence=(*torch_evidence(facts, how), "build.nvcc=null", "build.cuda_home=null"))
         return
-    have, want = nvcc.split("."), cuda.split(".")
-    if have == want:
+    mismatch = toolkit_vs_torch(nvcc, cuda)
+    if mismatch is None:
         return
-    major = have[0] != want[0]
+    major = mismatch == "major"
     yield Finding(
         code="extension-build-mismatch", severity="error" if major else "warning", section="toolkit",
         title=(f"nvcc is CUDA {nvcc} but torch was built with CUDA {cuda}: "

@@ -20,6 +20,7 @@ from envdoctor.diagnose import rule
 from envdoctor.diagnose._common import has_usable_gpu, nvidia_wheels, package
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
+from envdoctor.matrix.host_compilers import version_numbers
 
 # Below this a container's /dev/shm is too small for PyTorch DataLoader workers or NCCL over shared
 # memory: Docker's default is 64 MiB; a few workers with a prefetch of image batches need hundreds of MB.
@@ -280,7 +281,10 @@ def _holds(facts: Facts, name: str, op: str, value: str) -> Optional[bool]:
 
 
 def _nums(text: str) -> tuple:
-    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+    try:
+        return version_numbers(text)[:3]
+    except ValueError:  # no number in it (a malformed constraint): compares as 0, as before
+        return ()
 
 
 def requirement_met(facts: Facts, text: str) -> Optional[bool]:

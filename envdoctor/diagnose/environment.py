@@ -11,6 +11,7 @@ from envdoctor.diagnose._common import (
     cuda_of_tag, has_usable_gpu, major_minor, nvidia_wheels, package, package_copies, pip_cuda_runtime, public,
     toolkits,
 )
+from envdoctor.diagnose.build import judges_the_toolkit, toolkit_vs_torch
 from envdoctor.diagnose.knowledge import torch_build
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding
@@ -169,10 +170,10 @@ def _cuda_home(facts: Facts) -> Iterable[Finding]:
     home = facts.env.get("CUDA_HOME")
     torch, build, _ = torch_build(facts)  # +cu124, or the registry's default build of an untagged torch
     torch_cuda = cuda_of_tag(build)
-    if not home or not torch_cuda:
+    if not home or not torch_cuda or judges_the_toolkit(facts):  # check --build: one finding, from the build rules
         return
     toolkit = next((t for t in toolkits(facts) if t.root and t.root.rstrip("/") == home.rstrip("/") and t.version), None)
-    if toolkit is None or torch_cuda.split(".")[0] == toolkit.version.split(".")[0]:
+    if toolkit is None or toolkit_vs_torch(toolkit.version, torch_cuda) != "major":
         return
     yield Finding(
         code="library-path-shadowing", severity="warning", section="toolkit",

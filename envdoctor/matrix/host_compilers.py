@@ -2,7 +2,8 @@
 
 `compiler_range(cuda, kind)`: (min, max_exclusive, source) of `kind` ("gcc" or "clang") for CUDA
 release `cuda` ("12.8"), or None when the table has no bounds for that pair. Versions are tuples of
-ints compared as numbers ((13,) < (13, 2) < (14,)); `version_numbers` reads them from text.
+ints compared as numbers ((13,) < (13, 2) < (14,)); `version_numbers` reads them from text (the first
+dotted number in it, read by matrix.drivers.version_tuple: the one packaging-based version reading).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from envdoctor.matrix.drivers import version_tuple
 from envdoctor.matrix.loader import MatrixError, load
 
 FILE = "host_compilers"
@@ -29,8 +31,12 @@ def compiler_range(cuda: str, kind: str) -> Optional[Bounds]:
 
 
 def version_numbers(text: str) -> tuple[int, ...]:
-    """"11.4.1" -> (11, 4, 1); text without a digit is a ValueError."""
-    parts = re.findall(r"\d+", str(text))
-    if not parts:
+    """"11.4.1" -> (11, 4, 1), "gcc 13.2.0" -> (13, 2, 0), "cuda>=12.4" -> (12, 4): the first dotted number in
+    the text; text without a digit is a ValueError."""
+    match = _DOTTED.search(str(text))
+    if not match:
         raise ValueError(text)
-    return tuple(int(p) for p in parts)
+    return version_tuple(match.group(0))
+
+
+_DOTTED = re.compile(r"\d{1,12}(?:\.\d{1,12}){0,8}")

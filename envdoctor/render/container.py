@@ -67,7 +67,8 @@ def print_findings(con, findings, indent: str = "") -> None:
             con.print(f"{indent}      fix: {escape(render_fix(fix))}")
     errors = sum(1 for f in findings if f.finding.severity == "error")
     warnings = sum(1 for f in findings if f.finding.severity == "warning")
-    verdict = "no problems found" if not errors and not warnings else \
+    infos = len(findings) - errors - warnings
+    verdict = ("no findings" if not infos else "no errors or warnings") if not errors and not warnings else \
         f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
     con.print(f"{indent}{verdict}")
 
@@ -85,4 +86,8 @@ def print_compose(con, judgement) -> None:
         con.print(f"  {escape(service.name)} (line {service.line}): {escape(what)}")
     for item in judgement.not_read:
         con.print(f"  [dim]not read: {escape(item['service'])}: {escape(item['what'])}[/dim]")
+    from envdoctor.container.compose import SPEC_CHECKED
+
+    if judgement.spec_check != SPEC_CHECKED:
+        con.print(f"  [dim]checked: {escape(judgement.spec_check)}[/dim]")
     print_findings(con, judgement.findings)
