@@ -17,6 +17,7 @@ that Ctrl-C during start-up is an interruption too.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -201,13 +202,18 @@ def _internal(exc: Exception) -> int:
         if not exc.format_message():  # no arguments at all: the help was the answer
             return exc.exit_code
         return _fail(_usage_line(exc), code=exc.exit_code)
+    if isinstance(exc, OSError) and exc.errno in _OUTPUT_ERRNOS:  # `> /dev/full`, a full disk or quota
+        return _fail(f"cannot write the output: {exc.strerror or exc}")
     if isinstance(exc, OverflowError):  # a number too large for what it sets (a timeout of 1e300 s)
-        return _fail(f"a number on the command line is too large: {exc}")
+        return _fail(f"a number (on the command line or in an input file) is too large: {exc}")
     if isinstance(exc, ValueError) and "integer string conversion" in str(exc):  # Python's digit limit
-        return _fail("a number on the command line has too many digits")
+        return _fail("a number (on the command line or in an input file) has too many digits")
     if os.environ.get("ENVDOCTOR_DEBUG"):
         raise exc
     return _fail(f"internal error: {type(exc).__name__}: {exc} (set ENVDOCTOR_DEBUG=1 for the traceback)")
+
+
+_OUTPUT_ERRNOS = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG") if hasattr(errno, name))
 
 
 def _is_usage_error(exc: Exception) -> bool:

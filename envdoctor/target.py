@@ -41,6 +41,10 @@ class Target(str):
         value.own = is_own_interpreter(path) if own is None else own
         return value
 
+    def __getnewargs__(self) -> tuple:
+        """copy, deepcopy and pickle rebuild a Target whole (dataclasses.asdict of Facts that hold one)."""
+        return (str(self), self.source, self.stale, self.own)
+
     @property
     def why(self) -> str:
         """How a person reads the choice: 'the .venv of the current directory or a parent'."""

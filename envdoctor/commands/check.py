@@ -74,7 +74,11 @@ def check(
         _write_textfile(textfile_dir, facts, findings, strict, unknown)
     _render(fmt, facts, findings, timings, verbose, strict, unknown, redact=not no_redact)
     if node:
-        raise typer.Exit(node_exit_code(findings, strict, unknown))
+        code = node_exit_code(findings, strict, unknown)
+        if code == 2:  # exit 2 says why on stderr, in one line, whatever the report on stdout said
+            sys.stdout.flush()
+            sys.stderr.write(f"envdoctor: cannot judge this node: {' '.join(str(unknown).split())}\n")
+        raise typer.Exit(code)
     raise typer.Exit(exit_code_for(findings, strict, probe_failed=bool(facts.errors)))
 
 

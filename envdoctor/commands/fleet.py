@@ -100,6 +100,12 @@ def _baseline_values(path: Optional[str]) -> Optional[dict]:
         raise UsageError(f"--baseline {path}: {why}")
     data = docs[0].data
     facts = data.get("facts") if isinstance(data.get("facts"), dict) else data
-    if not str(facts.get("schema", "")).startswith("envdoctor.facts/"):
+    if not isinstance(facts, dict) or not str(facts.get("schema", "")).startswith("envdoctor.facts/"):
         raise UsageError(f"--baseline {path}: not an envdoctor facts or report document")
+    from envdoctor.facts import Facts, FactsError
+
+    try:  # the reference must be facts envdoctor can read, as every node is (fleet calls a node that is not unreadable)
+        Facts.from_dict(facts)
+    except FactsError as exc:
+        raise UsageError(f"--baseline {path}: {exc}") from None
     return node_values(facts)

@@ -251,13 +251,13 @@ def cuda_request(text: Optional[str]) -> tuple[str, Optional[str]]:
         return value, None
     if value in ("metal", "mps"):  # TensorFlow's and PyTorch's names for the Apple GPU
         return "metal", None
-    rocm = re.fullmatch(r"rocm(\d+(?:\.\d+)*)", value)
+    rocm = re.fullmatch(r"rocm(\d{1,3}(?:\.\d{1,3}){0,2})", value)
     if rocm:
         return "rocm", rocm.group(1)
     tag = re.fullmatch(r"(?:cuda|cu)(\d{2})(\d{1,2})?", value)  # CUDA majors have two digits since 10
     if tag:
         return "cuda", tag.group(1) + (f".{tag.group(2)}" if tag.group(2) else "")
-    if re.fullmatch(r"\d+(\.\d+)*", value):
+    if re.fullmatch(r"\d{1,3}(\.\d{1,3}){0,2}", value):  # 12, 12.8, 12.8.1: a version NVIDIA could ship
         return "cuda", ".".join(value.split(".")[:2])
     raise UsageError(f"--cuda {text!r}: use auto, cpu, a CUDA version (12.8), a tag (cu128) or rocmX.Y")
 

@@ -167,8 +167,20 @@ def _user_names(facts) -> list[str]:
     return sorted(n for n in names if n and n.lower() not in _GENERIC_USERS and n != hostname)
 
 
+# A home folder at the start of a shell-quoted word ('/home/NAME/my venv/bin/python'): the `~` that
+# replaces it must stay outside the quotes, where the shell expands it (~/'my venv/bin/python').
+_QUOTED_HOME = re.compile(r"'/(?:home|Users)/(?P<name>[^/\s\"'\\:]{1,64})(?P<after>/|')")
+
+
+def _quoted_home(match: re.Match) -> str:
+    if match.group("name").lower() in _GENERIC_USERS:
+        return match.group(0)
+    return "~/'" if match.group("after") == "/" else "~"
+
+
 def redact_text(text: str, user_names: Iterable[str] = (), hostnames: Iterable[str] = ()) -> str:
     """Home folders -> "~", the given user names -> "<user>", the given host names -> "<host>"."""
+    text = _QUOTED_HOME.sub(_quoted_home, text)
     for pattern in _HOMES:
         text = pattern.sub(lambda m: "~" if m.group("name").lower() not in _GENERIC_USERS else m.group(0), text)
     for name in sorted(set(hostnames), key=len, reverse=True):
