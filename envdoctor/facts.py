@@ -385,9 +385,11 @@ def read_bounded(path: str | Path, what: str, limit: int = MAX_FACTS_BYTES) -> s
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise FactsError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise FactsError(f"{what} {path} is {'a directory' if stat.S_ISDIR(mode) else 'not a regular file'}")
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FactsError(f"{what} {path} is not a regular file")
         raw = fh.read(limit + 1)
     if len(raw) > limit:
         raise FactsError(f"{what} {path} is over {limit // 1_000_000} MB; a machine's facts are a few kB")
@@ -407,6 +409,10 @@ def parse_json(text: str, what: str) -> Any:
         raise FactsError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
     except RecursionError:
         raise FactsError(f"{what} is nested too deeply") from None
+    except FactsError:
+        raise  # a NaN or Infinity named by no_constant
+    except ValueError:  # the one other ValueError json raises: a number past Python's integer digit limit
+        raise FactsError(f"{what} holds a number with too many digits") from None
     if _depth(data) > MAX_DEPTH:
         raise FactsError(f"{what} is nested more than {MAX_DEPTH} levels deep")
     return data

@@ -94,15 +94,33 @@ def read_input(text: Optional[str], file: Optional[str]) -> tuple[bytes | str, b
         raise UsageError("give the error either as TEXT (or '-') or with --file LOG, not both")
     if file:
         try:
-            with open(file, "rb") as fh:
-                return read_log(fh)
+            with _open_log(file) as fh:
+                data, truncated = read_log(fh)
         except OSError as exc:
             raise UsageError(f"cannot read log file {file}: {exc.strerror or exc}") from None
+        if not data.strip():
+            raise UsageError(f"log file {file} is empty (a named pipe nobody writes to reads as empty)")
+        return data, truncated
     if text == "-":
         return read_log(sys.stdin.buffer)
     if text is None or not text.strip():
         raise UsageError("no error text: pass it as an argument, '-' to read standard input, or --file LOG")
     return text, False
+
+
+def _open_log(file: str) -> BinaryIO:
+    """A log file, or a pipe such as `--file <(python train.py 2>&1)`. Opened without blocking, so a named
+    FIFO nobody writes to reads as empty instead of waiting forever; a directory is refused."""
+    import stat
+
+    fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        os.close(fd)
+        raise UsageError(f"cannot read log file {file}: it is a directory")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)  # a writer that is there (process substitution) is waited for
+    return os.fdopen(fd, "rb")
 
 
 def read_log(stream: BinaryIO) -> tuple[bytes, bool]:
