@@ -306,6 +306,15 @@ class Facts:
         return self.driver_present is True
 
 
+def recorded_blocks(data: dict) -> tuple[str, ...]:
+    """The blocks a facts document says a probe recorded (its `recorded` list, or every block of a file
+    written before that list existed); () where it cannot say. The one reading, for raw documents too."""
+    try:
+        return _recorded(data) or ()
+    except FactsError:
+        return ()
+
+
 def _recorded(data: dict) -> Optional[tuple[str, ...]]:
     recorded = data.get("recorded")
     if recorded is not None:

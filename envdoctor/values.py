@@ -33,8 +33,9 @@ def _get(data: Any, *path: str) -> Any:
 
 
 def _recorded(facts: dict, block: str) -> bool:
-    recorded = facts.get("recorded")
-    return isinstance(recorded, list) and block in recorded
+    from envdoctor.facts import recorded_blocks
+
+    return block in recorded_blocks(facts)
 
 
 def _text(value: Any) -> Optional[str]:

@@ -306,11 +306,11 @@ def test_a_jetson_without_nvidia_smi_is_not_told_no_driver_is_loaded(tmp_path):
 
 
 def test_verbose_report_says_how_recent_the_knowledge_is():
-    from envdoctor.matrix.loader import newest_checked
+    from envdoctor.render import matrices_checked
 
     machine = Path(__file__).parent / "fixtures" / "machines" / "diag-rtx5090-deep-old.json"
     result = run_cli("check", "-v", "--facts", str(machine), env={**BASE_ENV, "PATH": SYSTEM_PATH})
     assert result.returncode == 1
-    assert f"compatibility data checked up to {newest_checked().isoformat()}" in result.stdout
+    assert f"compatibility data checked up to {matrices_checked()}" in result.stdout
     quiet = run_cli("check", "--facts", str(machine), env={**BASE_ENV, "PATH": SYSTEM_PATH})
     assert "compatibility data checked" not in quiet.stdout

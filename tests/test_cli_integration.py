@@ -102,8 +102,8 @@ def test_quiet_dockerfile_and_compose_print_errors_and_the_verdict():
     quiet = run_cli("-q", "dockerfile", CPU_TORCH, "--facts", HOST_570, env=ENV)
     assert full.returncode == quiet.returncode == 1
     assert "base " in full.stdout and "base " not in quiet.stdout
-    assert "(host-driver-required)" in full.stdout and "(host-driver-required)" not in quiet.stdout  # info
-    assert "(cpu-only-build)" in quiet.stdout
+    assert "[host-driver-required]" in full.stdout and "[host-driver-required]" not in quiet.stdout  # info
+    assert "[cpu-only-build]" in quiet.stdout
     assert quiet.stdout.splitlines()[-1] == full.stdout.splitlines()[-1]  # the verdict line
     compose = str(DOCKERFILES / "compose" / "gpu-missing" / "compose.yaml")
     full = run_cli("compose", compose, env=ENV)

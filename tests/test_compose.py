@@ -72,7 +72,7 @@ def test_real_compose_file():
 def test_console_output():
     result = run_cli("compose", str(COMPOSE / "gpu-missing" / "compose.yaml"), env=ENV)
     assert result.returncode == 1
-    assert "[train] line 3: service train runs GPU code but asks for no GPU (container-gpu-missing)" in result.stdout
+    assert "[train] line 3: service train runs GPU code but asks for no GPU [container-gpu-missing]" in result.stdout
 
 
 @pytest.mark.parametrize("name", ["invalid.yaml", "list-services.yaml", "wrong-type.yaml", "unknown-key.yaml",

@@ -225,7 +225,7 @@ def test_bad_host_facts_is_exit_2(tmp_path):
 def test_console_output_names_lines_and_corrections():
     result = run_cli("dockerfile", str(MADE / "apex-runtime.Dockerfile"), env=ENV)
     assert result.returncode == 1
-    assert "line 5: apex compiles CUDA code, and this image has no nvcc (extension-build-mismatch)" in result.stdout
+    assert "line 5: apex compiles CUDA code, and this image has no nvcc [extension-build-mismatch]" in result.stdout
     assert "corrected (line 2): FROM nvidia/cuda:12.4.1-devel-ubuntu22.04" in result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith("1 error")
 

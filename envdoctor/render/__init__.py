@@ -12,7 +12,6 @@ import contextlib
 import functools
 import json
 import os
-import re
 import sys
 from typing import Any, Optional
 
@@ -100,24 +99,12 @@ def can_encode(text: str, stream) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def matrices_checked() -> Optional[str]:
-    """The newest `checked = "YYYY-MM-DD"` in the data files (matrices/ and recipes/), or None."""
-    from envdoctor.matrix.loader import data_dir
+    """The newest `checked` date in the data files (matrices/ and recipes/), or None: the same reading
+    as `check -v`'s "checked up to" line (loader.newest_checked)."""
+    from envdoctor.matrix.loader import newest_checked
 
-    pattern = re.compile(rb'^\s*checked\s*=\s*"?(\d{4}-\d{2}-\d{2})', re.MULTILINE)
-    newest = None
-    for kind in ("matrices", "recipes"):
-        try:
-            files = sorted(data_dir(kind).rglob("*.toml"))
-        except OSError:
-            continue
-        for path in files:
-            try:
-                dates = pattern.findall(path.read_bytes())
-            except OSError:
-                continue
-            if dates:
-                newest = max([newest or b"", *dates])
-    return newest.decode() if newest else None
+    dates = [d for d in (newest_checked("matrices"), newest_checked("recipes")) if d is not None]
+    return max(dates).isoformat() if dates else None
 
 
 def _command_schema() -> Optional[str]:

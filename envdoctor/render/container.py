@@ -58,7 +58,7 @@ def print_findings(con, findings, indent: str = "") -> None:
         mark, colour = _MARKS[f.severity]
         where = f"line {located.line}" if located.line else ""
         service = f"[{located.service}] " if located.service else ""
-        con.print(f"{indent}  [{colour}]{mark}[/{colour}] {escape(service)}{escape(where)}: {escape(f.title)} [dim]({f.code})[/dim]")
+        con.print(f"{indent}  [{colour}]{mark}[/{colour}] {escape(service)}{escape(where)}: {escape(f.title)} [dim]{escape('[' + f.code + ']')}[/dim]")
         con.print(f"{indent}      {escape(f.detail)}", style="dim")
         if located.corrected:
             at = f" (line {located.corrected_at})" if located.corrected_at and located.corrected_at != located.line else ""

@@ -30,7 +30,7 @@ def shell_command(argv, windows: bool = False) -> str:
 def _posix_quote(arg: str) -> str:
     """shlex.quote, except that a leading `~/` (a redacted home folder) stays outside the quotes, where
     the shell expands it: `~/'my venv/bin/python'`, never `'~/venv/bin/python'`."""
-    if arg == "~":
+    if arg in ("~", "…"):  # "…" stands for the user's own arguments: a placeholder, not a word to quote
         return arg
     if arg.startswith("~/"):
         rest = arg[2:]

@@ -72,11 +72,11 @@ def print_report(con, facts: Facts, findings: list[Finding], timings: dict[str, 
 
 
 def _print_knowledge_date(con) -> None:
-    from envdoctor.matrix.loader import newest_checked
+    from envdoctor.render import matrices_checked
 
-    newest = newest_checked()
+    newest = matrices_checked()
     if newest:
-        con.print(f"[dim]compatibility data checked up to {newest.isoformat()} (the newest `checked` date in matrices/)[/]")
+        con.print(f"[dim]compatibility data checked up to {newest} (the newest `checked` date in matrices/ and recipes/)[/]")
 
 
 def _section_of(probe: str, shown: set[str]) -> str:
