@@ -51,8 +51,11 @@ def test_framework_version_and_build():
     assert violations('torch = "==2.8.*"\ntorch_build = "cu128"\n', facts) == [
         ("error", "policy torch ==2.8.*: 2.6.0+cu124 seen"), ("error", "policy torch_build cu128: cu124 seen")]
     # a hand-written package list names what it saw, not everything installed: tensorflow is unknown
-    assert violations('tensorflow = ">=2.18"\n', facts) == [("warning", "policy tensorflow: tensorflow unknown, cannot judge")]
-    recorded = dict(facts, recorded=["host", "python"])  # a probe listed every package: absent is "none"
+    hand_written = {k: v for k, v in facts.items() if k != "collected_at"}
+    assert violations('tensorflow = ">=2.18"\n', hand_written) == [("warning", "policy tensorflow: tensorflow unknown, cannot judge")]
+    # a probe listed every package (this file predates `recorded`, whose probe wrote every block): absent is "none"
+    assert violations('tensorflow = ">=2.18"\n', facts) == [("error", "policy tensorflow >=2.18: none seen")]
+    recorded = dict(hand_written, recorded=["host", "python"])
     assert violations('tensorflow = ">=2.18"\n', recorded) == [("error", "policy tensorflow >=2.18: none seen")]
 
 
