@@ -117,19 +117,29 @@ def _define_root() -> None:
 def click_command():
     """The click command typer builds, with `-q/--quiet` added to the commands that honour it."""
     import typer
-    from typer.core import TyperOption
 
     command = typer.main.get_command(build_app())
+    quiet = _quiet_parameter()
     for name in QUIET_COMMANDS:
         sub = command.commands.get(name)
-        if sub is None or any("--quiet" in p.opts for p in sub.params):
-            continue
-        try:
-            sub.params.append(TyperOption(param_decls=["-q", "--quiet"], is_flag=True, default=False,
-                                          expose_value=False, callback=_set_quiet, help=QUIET_HELP))
-        except TypeError:  # another typer's signature: `envdoctor -q check` and ENVDOCTOR_QUIET still work
-            pass
+        if sub is not None and not any("--quiet" in p.opts for p in sub.params):
+            sub.params.append(quiet)
     return command
+
+
+def _quiet_parameter():
+    """`-q/--quiet` as this typer release builds an option (typer 0.29 builds them differently from 0.28),
+    taken from a one-option command rather than constructed by hand."""
+    import typer
+
+    probe = typer.Typer()
+
+    @probe.command()
+    def _quiet(quiet: bool = typer.Option(False, "-q", "--quiet", help=QUIET_HELP, callback=_set_quiet,
+                                          expose_value=False)) -> None:
+        pass  # pragma: no cover - never run: only its parameter is used
+
+    return next(p for p in typer.main.get_command(probe).params if "--quiet" in p.opts)
 
 
 def _naming(name: str, callback):
