@@ -101,7 +101,7 @@ def parse_policy(text: str, path: str = "(text)") -> Policy:
     for rule, value in data.items():
         where = f"policy {path}, line {_line_of(text, rule)}"
         if rule not in KNOWN_RULES:
-            raise PolicyError(f"{where}: unknown rule {rule!r} (known: {', '.join(KNOWN_RULES)})")
+            raise PolicyError(f"{where}: unknown rule {_show(rule)!r} (known: {', '.join(KNOWN_RULES)})")
         rules.append((rule, _validate(rule, value, where)))
     return Policy(path, tuple(rules))
 
@@ -143,7 +143,7 @@ def _specifier(text: str, where: str, rule: str):
     try:
         return SpecifierSet(text)
     except InvalidSpecifier:
-        raise PolicyError(f"{where}: {rule} = {text!r} is not a version specifier (e.g. \">=570\", \"==2.8.*\")") from None
+        raise PolicyError(f"{where}: {rule} = {_show(text)!r} is not a version specifier (e.g. \">=570\", \"==2.8.*\")") from None
 
 
 def _finding(rule: str, section: str, title: str, detail: str, severity: str = "error",
@@ -194,28 +194,28 @@ def _judge(rule: str, wanted: Any, facts: dict, values: dict, findings: list[Fin
             wrong = ["no GPU"]
         elif not wrong and not all(names):  # a GPU whose name was not read: cannot judge it
             return [_unknown(rule, "nvidia", "GPU model", "a GPU's name was not read")]
-        return [_finding(rule, "nvidia", f"policy gpu_model {wanted}: {name} seen",
-                         f"The policy wants every GPU to match {wanted!r}; this node has {name}.",
-                         evidence=(f"nvidia.gpus[].name={name}",)) for name in wrong]
+        return [_finding(rule, "nvidia", f"policy gpu_model {_show(wanted)}: {_show(name)} seen",
+                         f"The policy wants every GPU to match {_show(wanted)!r}; this node has {_show(name)}.",
+                         evidence=(f"nvidia.gpus[].name={_show(name)}",)) for name in wrong]
     if rule in BUILD_RULES:
         fw = BUILD_RULES[rule]
         seen = values.get(f"{fw}_build")
         if seen is None:
             return [_unknown(rule, "frameworks", f"{fw} build")]
         return [] if seen == wanted.lower() else [_finding(
-            rule, "frameworks", f"policy {rule} {wanted}: {seen} seen",
-            f"The policy wants the {wanted} build of {fw}; this node has {'no ' + fw if seen == NONE else seen}.",
-            evidence=(f"{fw}.build={seen}",))]
+            rule, "frameworks", f"policy {rule} {_show(wanted)}: {_show(seen)} seen",
+            f"The policy wants the {_show(wanted)} build of {fw}; this node has {'no ' + fw if seen == NONE else _show(seen)}.",
+            evidence=(f"{fw}.build={_show(seen)}",))]
     key, section, what = VERSION_RULES[rule]
     seen = values.get(key)
     if seen is None:
         return [_unknown(rule, section, what)]
     if seen.startswith("failed ("):  # the driver probe failed ("failed (NVML timed out)"): not a version
-        return [_unknown(rule, section, what, f"the driver probe {seen}")]
+        return [_unknown(rule, section, what, f"the driver probe {_show(seen)}")]
     if _meets(seen, wanted):
         return []
-    return [_finding(rule, section, f"policy {rule} {wanted}: {seen} seen",
-                     f"The policy wants {what} {wanted}; this node has {seen}.", evidence=(f"{key}={seen}",))]
+    return [_finding(rule, section, f"policy {rule} {_show(wanted)}: {_show(seen)} seen",
+                     f"The policy wants {what} {_show(wanted)}; this node has {_show(seen)}.", evidence=(f"{key}={_show(seen)}",))]
 
 
 def _meets(seen: str, wanted) -> bool:
@@ -231,5 +231,10 @@ def _meets(seen: str, wanted) -> bool:
     return True
 
 
-def _show(wanted: Any) -> str:
-    return str(wanted)
+ECHO_LIMIT = 80  # a policy value or fact echoed in a finding or an error is cut to this many characters
+
+
+def _show(value: Any) -> str:
+    """A policy value (or a fact) as echoed in findings: at most ECHO_LIMIT characters, then "…"."""
+    text = str(value)
+    return text if len(text) <= ECHO_LIMIT else text[:ECHO_LIMIT] + "…"

@@ -428,3 +428,114 @@ def test_explain_file_fifo_does_not_hang(tmp_path):
     except subprocess.TimeoutExpired:
         pytest.fail("explain --file FIFO hung")
     assert_input_error(result, "empty")
+
+
+# --- empty or malformed option values (install, check, fleet, dockerfile, compose) ------------------
+
+@pytest.mark.parametrize("option", ["--cuda", "--version", "--manager", "--index-url", "--mirror"])
+def test_install_option_given_empty_is_a_usage_error_not_the_default(option):
+    """`--cuda ''` and `--version ''` used to mean the default while `--mirror ''` was refused."""
+    assert_input_error(run("install", "pytorch", "--facts", A100, option, ""), option, "empty")
+
+
+@pytest.mark.parametrize("url", ["ftp://mirror.example/simple/", "sftp://host/simple", "git+https://host/x"])
+def test_install_index_url_with_a_scheme_pip_cannot_use_is_refused(url):
+    assert_input_error(run("install", "pytorch", "--facts", A100, "--index-url", url), "--index-url", "pip cannot use")
+
+
+def test_install_index_url_file_scheme_is_accepted(tmp_path):
+    result = run("install", "pytorch", "--facts", A100, "--index-url", tmp_path.as_uri())
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/bin/sh"), reason="needs /bin/sh as a non-Python executable")
+def test_python_that_is_not_a_python_interpreter_says_so_in_one_line():
+    """/bin/sh ran the probe script as a shell script and the error quoted its docstring."""
+    err = assert_input_error(run("install", "pytorch", "--python", "/bin/sh"), "not a Python interpreter")
+    assert "Runs INSIDE" not in err
+    report = run("check", "--python", "/bin/sh", "--json")
+    assert report.returncode in (0, 1), report.stderr
+    errors = [e["message"] for e in json.loads(report.stdout)["facts"]["errors"] if e["probe"] == "python"]
+    assert any("/bin/sh: not a Python interpreter" in m for m in errors), errors
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc") or os.name != "posix", reason="needs Linux /proc")
+def test_textfile_dir_that_cannot_take_files_says_cannot_write_not_missing():
+    err = assert_input_error(run("check", "--facts", A100, "--textfile-dir", "/proc"), "/proc", "cannot write there")
+    assert "No such file" not in err
+
+
+def test_policy_value_of_100_kb_is_echoed_capped(tmp_path):
+    policy = write(tmp_path / "long.toml", 'driver = "' + ",".join(["<1"] + [f"!=0.{n}" for n in range(12000)]) + '"\n'
+                                           'gpu_model = "' + "X" * 100_000 + '"\n')
+    result = run("check", "--facts", A100, "--expect", policy, "--json")
+    assert result.returncode == 1, result.stderr
+    findings = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "policy-violation"]
+    assert {f["title"].split()[1] for f in findings} == {"driver", "gpu_model"}
+    for finding in findings:
+        assert "…" in finding["title"] and len(finding["title"]) < 200 and len(finding["detail"]) < 300, finding
+
+
+def test_policy_invalid_100_kb_specifier_error_is_capped(tmp_path):
+    policy = write(tmp_path / "bad.toml", 'driver = "' + "~" * 100_000 + '"\n')
+    err = assert_input_error(run("check", "--facts", A100, "--expect", policy), "not a version specifier")
+    assert len(err) < 400
+
+
+@pytest.fixture
+def one_node(tmp_path):
+    nodes = tmp_path / "nodes"
+    nodes.mkdir()
+    (nodes / "a1.json").write_text((MACHINES / "a100-current.json").read_text())
+    return nodes
+
+
+@pytest.mark.parametrize("hosts, words", [("", ["names no hosts"]), ("gpu[[1-2]]", ["nested '['", "gpu[[1-2]]"]),
+                                          ("gpu[1-[2]]", ["nested '['"]), (" , ", ["names no hosts"])])
+def test_fleet_malformed_expect_hosts_is_a_usage_error(one_node, hosts, words):
+    assert_input_error(run("fleet", one_node, "--expect-hosts", hosts), "--expect-hosts", *words)
+
+
+def test_fleet_expect_hosts_file_naming_no_hosts_is_refused(one_node, tmp_path):
+    hosts = write(tmp_path / "hosts.txt", "# every node\n\n")
+    assert_input_error(run("fleet", one_node, "--expect-hosts", hosts), "names no hosts")
+
+
+def test_fleet_baseline_with_a_truncated_second_line_is_refused(one_node, tmp_path):
+    document = json.dumps(json.loads((MACHINES / "a100-current.json").read_text()))
+    baseline = write(tmp_path / "golden.jsonl", document + '\n{"schema": "envdoctor.fa\n')
+    assert_input_error(run("fleet", one_node, "--baseline", baseline), "--baseline", "not valid JSON")
+    good = write(tmp_path / "golden.json", document + "\n")
+    assert run("fleet", one_node, "--baseline", good).returncode in (0, 1)
+
+
+def test_fleet_empty_baseline_is_a_usage_error(one_node):
+    assert_input_error(run("fleet", one_node, "--baseline", ""), "--baseline is empty")
+
+
+@pytest.mark.parametrize("text", ["ARG BASE\nFROM $BASE\n", "ARG BASE=ubuntu:24.04\nFROM ${BASE} AS build\n"])
+def test_dockerfile_build_arg_emptying_the_from_is_an_input_error(tmp_path, text):
+    dockerfile = write(tmp_path / "Dockerfile", text + "RUN pip install torch\n")
+    assert_input_error(run("dockerfile", dockerfile, "--build-arg", "BASE="), ":2:", "BASE", "names no image")
+
+
+def test_dockerfile_arg_without_default_and_not_given_stays_an_assumption(tmp_path):
+    dockerfile = write(tmp_path / "Dockerfile", "ARG BASE\nFROM $BASE\nRUN pip install torch\n")
+    result = run("dockerfile", dockerfile)
+    assert result.returncode in (0, 1), result.stderr
+    assert b"without a default" in result.stdout
+
+
+def test_compose_duplicate_key_is_an_input_error_naming_key_and_line(tmp_path):
+    compose = write(tmp_path / "compose.yaml", "services:\n  app:\n    image: nvidia/cuda:12.8.0-runtime-ubuntu24.04\n"
+                                               "    command: nvidia-smi\n    image: python:3.12\n")
+    assert_input_error(run("compose", compose), "duplicate key 'image'", "line 5")
+
+
+def test_compose_duplicate_service_is_refused_and_merge_keys_are_not_duplicates(tmp_path):
+    twice = write(tmp_path / "twice.yaml", "services:\n  app:\n    image: python:3.12\n  app:\n    image: python:3.11\n")
+    assert_input_error(run("compose", twice), "duplicate key 'app'", "line 4")
+    merged = write(tmp_path / "merged.yaml", "x-base: &base {image: python:3.12}\nservices:\n"
+                                             "  app:\n    <<: *base\n    image: python:3.11\n  job:\n    <<: *base\n")
+    result = run("compose", merged)
+    assert result.returncode in (0, 1), result.stderr

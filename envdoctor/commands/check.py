@@ -320,7 +320,25 @@ def _write_textfile(directory: str, facts, findings, strict: bool, unknown: Opti
     try:
         write_textfile(directory, _exposition(facts, findings, strict, unknown))
     except OSError as exc:
-        raise UsageError(f"--textfile-dir {directory}: cannot write: {exc.strerror or exc}") from None
+        raise UsageError(f"--textfile-dir {directory}: cannot write there: {_why_unwritable(directory, exc)}") from None
+
+
+def _why_unwritable(directory: str, exc: OSError) -> str:
+    """The real reason a file cannot be created in an existing directory: a pseudo file system such as
+    /proc answers "No such file or directory", which would wrongly say the directory is missing."""
+    import errno
+
+    try:
+        read_only = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if exc.errno == errno.EROFS or read_only:
+        return "read-only file system"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.ENOENT and os.path.isdir(directory):
+        return "its file system does not accept new files (a pseudo file system such as /proc or /sys?)"
+    return exc.strerror or str(exc)
 
 
 def _ending(text: str) -> str:

@@ -65,7 +65,7 @@ def fleet(
 
 
 def _expected_hosts(source: Optional[str]) -> list[str]:
-    if not source:
+    if source is None:
         return []
     from envdoctor.errors import UsageError
     from envdoctor.fleet.hostlist import HostlistError, read_expected
@@ -87,16 +87,19 @@ def _expected_hosts(source: Optional[str]) -> list[str]:
 
 
 def _baseline_values(path: Optional[str]) -> Optional[dict]:
-    if not path:
+    if path is None:
         return None
     from envdoctor.errors import UsageError
     from envdoctor.fleet.inputs import Document, read_file
     from envdoctor.values import node_values
 
+    if not path.strip():
+        raise UsageError("--baseline is empty: give the FILE of one node's facts or report")
     items = list(read_file(path))
     docs = [i for i in items if isinstance(i, Document)]
-    if len(docs) != 1:
-        why = items[0].message if items and not docs else f"{len(docs)} documents; a baseline is one node"
+    bad = [i for i in items if not isinstance(i, Document)]  # a truncated or garbled part: not one clean document
+    if len(docs) != 1 or bad:
+        why = bad[0].message if bad else f"{len(docs)} documents; a baseline is exactly one node's document"
         raise UsageError(f"--baseline {path}: {why}")
     data = docs[0].data
     facts = data.get("facts") if isinstance(data.get("facts"), dict) else data

@@ -38,6 +38,7 @@ def install(
     """Print the command that installs FRAMEWORK for this machine (or for --facts FILE)."""
     from envdoctor.plan.cuda_toolkit import ALIASES as TOOLKIT_ALIASES
 
+    refuse_empty_options(version=version, cuda=cuda, manager=manager, index_url=index_url, mirror=mirror)
     if framework.strip().lower() in TOOLKIT_ALIASES:  # not a framework: its own planner (--run refused there)
         from envdoctor.plan import cuda_toolkit
 
@@ -158,6 +159,13 @@ def plan_for(facts, request):
         raise UsageError(f"planning for {request.framework} is not available in this build of envdoctor yet") from None
 
 
+def refuse_empty_options(**values: Optional[str]) -> None:
+    """An option given as '' (or only blanks) is a slip, not a request for the default: each is refused alike."""
+    for name, value in values.items():
+        if value is not None and not value.strip():
+            raise UsageError(f"--{name.replace('_', '-')} is empty: give a value, or leave the option out for the default")
+
+
 def validated_version(spec: Optional[str]) -> Optional[str]:
     """Check --version with the planners' own reading of it (plan.common.version_spec), so a value the
     CLI lets through is one every planner reads the same way."""
@@ -219,6 +227,9 @@ def validated_index_url(url: Optional[str], option: str = "--index-url ") -> Opt
     url = url.strip()
     if not url or len(url) > 2000 or any(c.isspace() for c in url) or "://" not in url:
         raise UsageError(f"{option}{url[:80]!r} is not a URL (https://host/simple/, file:///path)")
+    scheme = url.split("://", 1)[0].lower()
+    if scheme not in ("http", "https", "file"):  # the schemes pip's index code can fetch from
+        raise UsageError(f"{option}{url[:80]!r}: pip cannot use a {scheme[:20]!r} URL (use http, https or file)")
     return url
 
 

@@ -77,6 +77,9 @@ def read_compose(path: str) -> tuple[dict, dict[str, int]]:
     if _expands_past(node, MAX_EXPANDED_NODES):  # a billion-laughs alias chain: refused before any walk
         raise BuildFileError(f"{path}: not a compose file: its aliases expand to over {MAX_EXPANDED_NODES:,} values "
                              "(excessive aliasing)")
+    duplicate = _duplicate_key(node)
+    if duplicate:  # YAML 1.2 and docker compose refuse them; safe_load would keep the last one silently
+        raise BuildFileError(f"{path}: not a compose file: duplicate key {duplicate[0][:80]!r} at line {duplicate[1]}")
     lines = _lines(node)
     unknown = [k for k in data if not (isinstance(k, str) and (k in TOP_LEVEL or k.startswith("x-")))]
     if unknown:
@@ -85,6 +88,30 @@ def read_compose(path: str) -> tuple[dict, dict[str, int]]:
     if not isinstance(services, dict) or not services:
         raise BuildFileError(f"{path}: not a compose file: `services` must be a mapping of services")
     return data, lines
+
+
+def _duplicate_key(root) -> Optional[tuple[str, int]]:
+    """The first key that a mapping of the composed YAML repeats, with its line (each node visited once,
+    iteratively: aliases and deep nesting cost nothing extra). Merge keys (`<<`) may repeat keys by design."""
+    import yaml
+
+    stack, visited = [root], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set = set()
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in keys:
+                        return key.value, key.start_mark.line + 1
+                    keys.add((key.tag, key.value))
+            stack.extend(reversed([child for pair in node.value for child in pair]))  # document order
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+    return None
 
 
 SPEC_SCHEMA = Path(__file__).parent / "data" / "compose-spec.json"

@@ -137,6 +137,7 @@ def _stages(instructions: list[Instruction], build_args: dict[str, str], path: s
     for ins in instructions:
         if ins.cmd == "FROM":
             stages.append(_from(ins, global_args, stages, path))
+            _refuse_emptied_base(stages[-1], ins, build_args, path)
         elif not stages:
             if ins.cmd == "ARG":
                 for name, default in arg_pairs(ins.words):
@@ -162,6 +163,19 @@ def _from(ins: Instruction, global_args: dict[str, str], stages: list[Stage], pa
     platform = next((substitute(f.split("=", 1)[1], global_args) for f in ins.flags if f.startswith("--platform=")), None)
     parent = next((s.index for s in reversed(stages) if s.name and s.name.lower() == base.lower()), None)
     return Stage(index=len(stages), base=base, name=name, line=ins.line, platform=platform, parent=parent)
+
+
+def _refuse_emptied_base(stage: Stage, ins: Instruction, build_args: dict[str, str], path: str) -> None:
+    """A FROM left empty because a build argument was given an empty value (--build-arg BASE=) names no
+    image: docker build refuses it ("base name should not be blank"), so it is the user's input error.
+    (An ARG without a default that nobody set stays an assumption: the image is merely unknown.)"""
+    if stage.base.strip() or not ins.words:
+        return
+    for match in _VARIABLE.finditer(ins.words[0]):
+        name = match.group("braced") or match.group("plain")
+        if name in build_args and not build_args[name].strip():
+            raise BuildFileError(f"{path}:{ins.line}: FROM {ins.words[0][:80]} names no image: the build argument "
+                                 f"{name} is set to an empty value (give {name}=IMAGE)")
 
 
 def arg_pairs(words: tuple[str, ...]) -> list[tuple[str, Optional[str]]]:

@@ -86,6 +86,8 @@ def _split_top(text: str) -> list[str]:
     for ch in text:
         if ch == "[":
             depth += 1
+            if depth > 1:
+                raise HostlistError(f"nested '[' in {text[:60]!r} (write e.g. gpu[001-117,119])")
         elif ch == "]":
             depth -= 1
             if depth < 0:
@@ -139,6 +141,12 @@ def read_expected(source: str, read_text) -> list[str]:
     else the text itself as a range. `read_text(path)` returns the file's text or None."""
     text: Optional[str] = read_text(source)
     if text is None:
-        return expand(source)
+        hosts = expand(source)
+        if not hosts:
+            raise HostlistError(f"{source[:60]!r} names no hosts (write e.g. gpu[001-117,119], or a file of names)")
+        return hosts
     lines = [line.split("#", 1)[0] for line in text.splitlines()]
-    return expand(" ".join(lines))
+    hosts = expand(" ".join(lines))
+    if not hosts:
+        raise HostlistError(f"{source[:60]} names no hosts (a file of names or ranges, one or more a line)")
+    return hosts

@@ -55,9 +55,20 @@ def _describe(ctx) -> PythonEnv:
         return parse(json.dumps(described), ctx)
     result = proc.run([ctx.python, str(SCRIPT)], timeout=ctx.timeout * 2, env=dict(ctx.environ))
     if not result.ok:
-        ctx.error("python", f"cannot run target interpreter {ctx.python}: {result.describe_failure()}")
+        exited = result.error is None and (result.returncode or 0) > 0  # not killed, timed out or capped
+        why = "not a Python interpreter" if exited and not _is_python(ctx) else result.describe_failure()
+        ctx.error("python", f"cannot run target interpreter {ctx.python}: {why}")
         return PythonEnv(executable=ctx.python)
     return parse(result.stdout, ctx)
+
+
+def _is_python(ctx) -> bool:
+    """After the target script failed: does the target run Python code at all? (/bin/sh does not; a
+    Python too old for the script, or a broken one that still starts, does.) Every Python reads -c."""
+    marker = "envdoctor-is-python"
+    check = proc.run([ctx.python, "-c", f"import sys; sys.stdout.write({marker!r})"],
+                     timeout=ctx.timeout, env=dict(ctx.environ))
+    return check.ok and check.stdout.strip() == marker
 
 
 def _is_this_interpreter(ctx) -> bool:
