@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from envdoctor.facts import Facts
@@ -321,6 +321,7 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     machine_errors = [f for f in findings if f.severity == "error" and f not in used] if machine_described else []
     if machine_described and not matches and not machine_errors:  # no message to go by: the machine's warnings
         machine_errors = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
+        machine_errors += [f for f in (_cpu_torch_on_cuda_machine(facts),) if f is not None and not machine_errors]
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis)
@@ -412,6 +413,8 @@ def _explain_check(code: str, match: Match, facts: Facts, described: bool = Fals
         return _jetson_build_unknown(facts, framework)
     if code == "container-gpu-missing":
         return _container_shows_no_gpu(facts)
+    if code == "cuda-libs-missing":
+        return _library_for_other_cuda(match, facts)
     return None
 
 
@@ -419,14 +422,34 @@ def _torch_cpu_build(facts: Facts) -> Optional[Finding]:
     from envdoctor.diagnose._common import local_tag, package, plan_fix
 
     version = package(facts, "torch")
-    if local_tag(version) != "cpu":
+    torch = facts.frameworks.get("torch")
+    if local_tag(version) == "cpu":
+        title, why, evidence = (f"torch {version} is a CPU-only build", "carries the +cpu tag",
+                                f"python.packages.torch={version}")
+    elif torch is not None and torch.extra.get("cuda_build") is False and not local_tag(version):
+        # conda's CPU build string (py3.10_cpu_0, cpu_mkl_…), its cpuonly/pytorch-mutex "cpu" package,
+        # collect_env's "CUDA used to build PyTorch: None"
+        name = f"torch {version or torch.version or ''}".rstrip()
+        title, why, evidence = (f"{name} is a CPU-only build", "is a CPU build", "frameworks.torch.extra.cuda_build=False")
+    else:
         return None
     return Finding(
-        code="cpu-only-build", severity="error", section="frameworks",
-        title=f"torch {version} is a CPU-only build",
-        detail="The program asked for CUDA, and the installed torch carries the +cpu tag: it has no CUDA support.",
+        code="cpu-only-build", severity="error", section="frameworks", title=title,
+        detail=f"The program asked for CUDA, and the installed torch {why}: it has no CUDA support.",
         fix=plan_fix(facts, "pytorch", "Install a CUDA build of torch: `envdoctor install pytorch --cuda auto`"),
-        evidence=(f"python.packages.torch={version}",))
+        evidence=(evidence,))
+
+
+def _cpu_torch_on_cuda_machine(facts: Facts) -> Optional[Finding]:
+    """A text with no error message that describes a machine with NVIDIA CUDA (a GPU, a driver or a
+    toolkit) and a CPU-only torch: that torch cannot use the GPU whatever the program does."""
+    nvidia = facts.nvidia
+    cuda = bool(facts.gpus or facts.cuda_toolkit or (nvidia and (nvidia.driver_version or nvidia.driver_cuda)))
+    found = _torch_cpu_build(facts) if cuda and facts.jetson is None else None
+    if found is None:
+        return None
+    return replace(found, detail="The machine has NVIDIA CUDA, and the installed torch is a CPU-only build: "
+                                 "torch.cuda.is_available() is False and nothing runs on the GPU.")
 
 
 def _jetson_build_unknown(facts: Facts, framework: str) -> Optional[Finding]:
@@ -467,3 +490,71 @@ def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:
         fix=(run, "If that fails, install the NVIDIA container toolkit on the host and run "
                   "`sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`"),
         evidence=(f"host.container={engine}", "nvidia.gpus=[]"))
+
+
+# --- a CUDA library of another CUDA major than the machine's ---------------------------------------
+# Libraries whose soname major is the CUDA major they ship with (CUDA 10.1+: libcudart.so.10.1 /
+# libcublas.so.10, 11.x: libcudart.so.11.0 / libcublasLt.so.11 / cudart64_110.dll / cublas64_11.dll,
+# 12.x: libcudart.so.12 / cublas64_12.dll / nvrtc64_120_0.dll). Not cuFFT, cuRAND, cuSOLVER (their
+# majors span several CUDA releases) nor cuDNN (its own major). Source: the CUDA Toolkit release
+# notes' component versions, docs.nvidia.com/cuda/cuda-toolkit-release-notes (checked 2026-12-01).
+_CUDA_SONAME = re.compile(r"\blib(cudart|cublasLt|cublas|nvrtc|cusparse)\.so\.(\d{1,2})(?:\.\d{1,3}){0,2}\b"
+                          r"|\b(cudart|cublasLt|cublas|nvrtc|cusparse)64_(\d{2,3})(?:_0)?\.dll\b", re.I)
+
+
+def _library_for_other_cuda(match: Match, facts: Facts) -> Optional[Finding]:
+    """The missing library is the one of another CUDA major than the machine has: the package that
+    loads it was built for that CUDA (an onnxruntime-gpu, tensorflow, paddle or bitsandbytes build
+    for CUDA 11 on a CUDA 12 machine), and installing more of this CUDA cannot give it that soname."""
+    wanted = _wanted_cuda(" ".join([match.excerpt, *match.groups.values()]))
+    if wanted is None:
+        return None
+    library, major = wanted
+    machine = _machine_cuda_major(facts, major)
+    if machine is None or machine[0] == major:
+        return None
+    have, evidence = machine
+    return Finding(
+        code="cuda-libs-missing", severity="error", section="toolkit",
+        title=f"{library} is a CUDA {major} library; the machine has CUDA {have}",
+        detail=(f"The package that loads {library} was built for CUDA {major}, and the machine has CUDA {have}, whose "
+                f"libraries carry other sonames: the loader cannot find the CUDA {major} one."),
+        fix=(f"Install the build of that package made for CUDA {have} (its CUDA {have} wheel or package variant), "
+             f"or install the CUDA {major} runtime libraries beside CUDA {have}",),
+        evidence=(f"log.library={library}", evidence))
+
+
+def _wanted_cuda(text: str) -> Optional[tuple[str, int]]:
+    """(library, the CUDA major its soname names) for the first CUDA library the text names."""
+    m = _CUDA_SONAME.search(text)
+    if m is None:
+        return None
+    digits = m.group(2) or m.group(4)
+    major = int(digits[:2]) if len(digits) == 3 else int(digits)  # cudart64_110 -> 11, cublas64_12 -> 12
+    return (m.group(0), major) if 9 <= major <= 19 else None
+
+
+def _machine_cuda_major(facts: Facts, wanted: int) -> Optional[tuple[int, str]]:
+    """(the machine's CUDA major, the fact that says it) when its CUDA facts agree on one: the
+    toolkit, NVIDIA's pip CUDA wheels (-cu12), torch's +cuXXX build. The driver's highest CUDA alone
+    says only that no newer CUDA is there, so it counts only for a library of an older major."""
+    from envdoctor.diagnose._common import cuda_of_tag, local_tag, nvidia_wheels, package, toolkits
+
+    found: dict[int, str] = {}
+    for toolkit in toolkits(facts):
+        if toolkit.version and toolkit.version.split(".")[0].isdigit():
+            found.setdefault(int(toolkit.version.split(".")[0]), f"cuda_toolkit.version={toolkit.version}")
+    for name, version in nvidia_wheels(facts).items():
+        m = re.search(r"-cu(\d{2})$", name)
+        if m:
+            found.setdefault(int(m.group(1)), f"python.packages.{name}={version}")
+    torch = package(facts, "torch")
+    tagged = cuda_of_tag(local_tag(torch))
+    if tagged:
+        found.setdefault(int(tagged.split(".")[0]), f"python.packages.torch={torch}")
+    if len(found) == 1:
+        return next(iter(found.items()))
+    driver = facts.nvidia.driver_cuda if facts.nvidia else None
+    if not found and driver and driver.split(".")[0].isdigit() and wanted < int(driver.split(".")[0]):
+        return int(driver.split(".")[0]), f"nvidia.driver_cuda={driver}"
+    return None

@@ -322,3 +322,72 @@ def test_a_candidate_the_described_machine_rules_out_is_skipped():
     (item,) = explain(text, facts, machine_described=True).matches
     assert item.code != "cpu-only-build" and item.code in item.match.signature.codes
     assert explain(text, facts, machine_described=False).matches[0].code == "cpu-only-build"  # this machine did not print it
+
+
+# --- a CUDA library of another CUDA major than the described machine's; a CPU torch on a CUDA machine
+
+def _described(text: str):
+    from envdoctor.read import read_machine
+    from envdoctor.textnorm import normalise
+
+    normal = normalise(text).text
+    return explain(normal, _facts(read_machine(normal)[0]), machine_described=True)
+
+
+def _pasted(name: str) -> str:
+    return (FIXTURES / "pasted" / name).read_text(encoding="utf-8").split("# ---\n", 1)[1]
+
+
+def test_a_cuda11_library_on_a_cuda12_machine_is_a_build_for_the_other_cuda():
+    result = _described(_pasted("onnxruntime_cublaslt11_nvcc121.txt"))  # fudan-generative-vision/hallo#203
+    assert result.diagnosis[0] == "cuda-libs-missing"
+    confirmed = next(e.confirmed for e in result.matches if e.confirmed is not None)
+    assert "CUDA 11" in confirmed.title and "CUDA 12" in confirmed.title
+    assert "cuda_toolkit.version=12.1" in confirmed.evidence
+    assert any("for CUDA 12" in str(f) for f in confirmed.fix)
+
+
+@pytest.mark.parametrize("library, machine, confirmed", [
+    ("cudart64_110.dll", {"python": {"packages": {"nvidia-cublas-cu12": "12.1.3.1"}}}, True),
+    ("libcudart.so.12", {"cuda_toolkit": {"version": "11.8"}}, True),
+    ("libcublas.so.11", {"cuda_toolkit": {"version": "11.8"}}, False),  # same major: a path problem, not a build
+    ("libcudnn.so.8", {"cuda_toolkit": {"version": "12.1"}}, False),  # cuDNN's major is not CUDA's
+    ("libcudart.so.12", {"nvidia": {"driver_cuda": "11.4"}}, False),  # the driver alone: only an older major
+    ("libcublas.so.11", {"nvidia": {"driver_cuda": "12.2"}}, True),
+])
+def test_the_soname_major_is_compared_with_the_machines_cuda(library, machine, confirmed):
+    from envdoctor.explain import Match, _library_for_other_cuda
+
+    sig = next(s for s in signatures() if "cuda-libs-missing" in s.codes)
+    match = Match(sig, f"OSError: {library}: cannot open shared object file: No such file or directory", 0)
+    assert (_library_for_other_cuda(match, _facts(machine)) is not None) is confirmed
+
+
+def test_a_cpu_torch_on_a_machine_with_cuda_is_the_cause_without_any_error_message():
+    text = "CUDA Version: 11.6\nPython 3.8.15\npytorch 1.13.1+cpu"  # ultralytics/ultralytics#227
+    assert _described(text).diagnosis == ("cpu-only-build",)
+    assert _described("Python 3.8.15\npytorch 1.13.1+cpu").diagnosis == ()  # no CUDA on that machine: nothing wrong
+
+
+def test_conda_cpu_build_confirms_torch_not_compiled_with_cuda():
+    text = _pasted("conda_list_grep_pytorch_cpu.txt") + "\nAssertionError: Torch not compiled with CUDA enabled\n"
+    result = _described(text)  # meta-pytorch/data#315's conda list, torch's own assertion message
+    assert result.diagnosis[0] == "cpu-only-build"
+    assert any(e.confirmed is not None and "cuda_build=False" in e.confirmed.evidence[0] for e in result.matches)
+
+
+JAX_OUTDATED_CUDNN = (  # conda-forge/jax-feedstock#149, as pasted
+    "CUDA backend failed to initialize: Unable to use CUDA because of the following issues with CUDA components:\n"
+    "Outdated cuDNN installation found.\nVersion JAX was built against: 8907\nMinimum supported: 9100\n"
+    "Installed version: 8907\nThe local installation version must be no lower than 9100..(Set TF_CPP_MIN_LOG_LEVEL=0 "
+    "and rerun for more info.)\n")
+
+
+@pytest.mark.parametrize("prefix", ["", "E   "])  # as printed, and inside a pytest failure report
+def test_jax_outdated_cudnn_is_a_cudnn_mismatch(prefix):
+    text = "".join(prefix + line + "\n" for line in JAX_OUTDATED_CUDNN.splitlines())
+    result = _described(text)
+    assert result.diagnosis[0] == "cudnn-mismatch"
+    from envdoctor.read import versions_quoted
+
+    assert versions_quoted.parse(text)["frameworks"] == {"jax": {"cudnn": "8.9.7"}}

@@ -668,3 +668,41 @@ def test_collect_env_cuda_build_could_not_collect_is_a_cpu_build():
 
 def test_xformers_built_for_line_reads_the_installed_torch():
     assert prose.parse(load("xformers_built_for_cpu_torch_982.txt")) == {"python": {"packages": {"torch": "2.2.0+cpu"}}}
+
+
+# --- pins of a pip command the text says was run; conda's CPU selector packages -------------------
+
+def test_a_pip_command_the_text_says_was_run_gives_its_build_tagged_pins():
+    got = prose.parse(load("install_line_torch_cu102_85332.txt"))  # pytorch/pytorch#85332
+    assert got["python"]["packages"] == {"torch": "1.8.1+cu102", "torchvision": "0.9.1+cu102"}  # untagged pins not read
+    facts, _ = read_machine(load("install_line_torch_cu102_85332.txt"))
+    assert facts["python"]["packages"]["torch"] == "1.8.1+cu102"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I installed jaxlib with pip install jaxlib==0.1.70+cuda101", {"jaxlib": "0.1.70+cuda101"}),
+    ("(venv) user@host:~$ pip install torch==2.1.0+cu118", {"torch": "2.1.0+cu118"}),
+    ("We ran `pip install torch==2.0.1+cu117`", {"torch": "2.0.1+cu117"}),
+])
+def test_installed_pin_statements(text, expected):
+    assert prose.parse(text)["python"]["packages"] == expected
+
+
+@pytest.mark.parametrize("text", [
+    "should I install pip install torch==2.1.0+cu118",
+    "Try pip install torch==2.1.0+cu118",
+    "I have installed it: pip install jaxlib==0.1.70+cuda101?",
+    "pip install torch==2.1.0+cu121 -f https://download.pytorch.org/whl/torch_stable.html",  # advice or a step: unsaid
+    "I ran pip install torch==2.1.0",  # no build tag: may not have resolved
+])
+def test_pins_in_questions_advice_or_untagged_are_not_the_machine(text):
+    assert prose.parse(text) == {}
+
+
+def test_conda_cpu_selector_packages_mark_torch_a_cpu_build():
+    rows = [line for line in load("conda_list_grep_pytorch_cpu.txt").splitlines()
+            if line.startswith(("cpuonly", "pytorch-mutex"))]  # meta-pytorch/data#315, its verbatim rows
+    for row in rows:
+        assert packages.parse(row)["frameworks"] == {"torch": {"extra": {"cuda_build": False}}}
+    cuda = packages.parse(load("conda_list_grep_pytorch_cuda.txt"))
+    assert "extra" not in cuda["frameworks"]["torch"]

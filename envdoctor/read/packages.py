@@ -178,6 +178,8 @@ def _read_conda(facts: dict, line: str, listed: bool) -> bool:
     facts.setdefault("python", {}).setdefault("conda_packages", {})[name] = version
     if name == "pytorch":
         _torch_build(facts, build)
+    elif name == "cpuonly" or (name == "pytorch-mutex" and build == "cpu"):  # the pytorch channel's CPU selector
+        put(facts, "frameworks.torch.extra.cuda_build", False)
     return True
 
 

@@ -12,6 +12,12 @@ Only one fact is read from prose, and only from unambiguous phrasing:
                    2.1.0+cu118", "torch version: 2.0.1+cu117", ">>> torch.__version__ '2.6.0+cu124'", xFormers'
                    "built for: PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)" (the second; a
                    version without +cpu/+cuXXX/+rocmX.Y may be a requirement, not what is installed).
+  python.packages.*  a build-tagged pin in a pip command the text says was run: "install : pip install
+                   torch==1.8.1+cu102 torchvision==0.9.1+cu102", "I installed jaxlib with pip install
+                   jaxlib==0.1.70+cuda101", "$ pip install torch==2.1.0+cu118" (a shell prompt); never a
+                   question or advice ("should I install", "try pip install", a line ending in "?"), and
+                   only pins with a local build tag (+cpu, +cuXXX, +cudaXXX, +rocmX.Y): the build is what
+                   matters, and a bare pin may have failed to resolve.
 Words alone never say more (no GPU or driver is read from prose).
 """
 
@@ -19,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from envdoctor.read._util import pep440, put
+from envdoctor.read._util import package_name, pep440, put
 from envdoctor.textnorm import flatten
 
 _ENGINE = r"(nvidia-docker|docker|podman)"
@@ -44,8 +50,33 @@ _TORCH = (
 )
 
 
+_PIP = re.compile(r"\b(?:python3?(?:\.\d{1,2})? -m )?pip3? install\b", re.I)
+_DID = re.compile(r"(?:^|[\s~/\\:)\]\w])[$>#] ?$|\binstall(?:ed)?(?: command)? ?: ?$"
+                  r"|\b(?:I|we)(?:'ve| have| had)? (?:\w{1,20} ){0,3}?(?:installed|ran|run|used|did)\b", re.I)
+_ASKING = re.compile(r"\b(?:should|shall|need to|how (?:do|to|can)|can I|could I|would|want to|try|please|recommend)\b", re.I)
+_TAGGED_PIN = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9._-]{0,60})==(\d{1,4}(?:\.\d{1,6}){0,3}"
+                         r"\+(?:cpu|cu\d{2,3}|cuda\d{2,3}(?:\.cudnn\d{2,3})?|rocm\d{1,2}\.\d{1,2}(?:\.\d{1,2})?))(?![\w.+])")
+
+
+def _installed_pins(facts: dict, text: str) -> None:
+    """Build-tagged pins of a pip command that a line says was run (see the module docstring)."""
+    for line in text.splitlines()[:20_000]:
+        if "==" not in line or "+" not in line:
+            continue
+        command = _PIP.search(line)
+        if command is None or line.rstrip().endswith("?"):
+            continue
+        before = line[max(0, command.start() - 120):command.start()]
+        if not _DID.search(before.rstrip(" `'\"")) or _ASKING.search(before):
+            continue
+        for pin in _TAGGED_PIN.finditer(line, command.end(), min(len(line), command.end() + 600)):
+            put(facts, f"python.packages.{package_name(pin.group(1))}", pep440(pin.group(2)))
+
+
 def parse(text: str) -> dict:
     facts: dict = {}
+    if "==" in text and "install" in text:
+        _installed_pins(facts, text)
     lower = text.lower()
     jetson, container = ("jetpack" in lower or "l4t" in lower or "jetson" in lower), ("docker" in lower or "podman" in lower or "root@" in lower)
     torch = "torch" in lower and "+" in lower

@@ -143,8 +143,8 @@ _MESSAGES: tuple[tuple[re.Pattern, Callable[[dict, re.Match, str], None]], ...] 
     (re.compile(rf"plugin (jax_[a-z0-9_]{{1,40}}) version {_V} is installed, but it is not compatible with the "
                 rf"installed jaxlib version {_V}"), _packages((1, 2), ("jaxlib", 3))),
     (re.compile(r"Found cuDNN version (\d{4,6}), but JAX was built against version (\d{4,6})"), _jax_cudnn),
-    (re.compile(r"Outdated cuDNN installation found\. Version JAX was built against: (\d{4,6}) Minimum supported: "
-                r"\d{4,6} Installed version: (\d{4,6})"), _jax_outdated),
+    (re.compile(r"Outdated cuDNN installation found\. (?:E )?Version JAX was built against: (\d{4,6}) (?:E )?Minimum "
+                r"supported: \d{4,6} (?:E )?Installed version: (\d{4,6})"), _jax_outdated),  # "E   ": pytest's prefix
     (re.compile(rf"The NVIDIA driver's CUDA version is {_MM} which is older than the ptxas CUDA version"),
      _driver_cuda),
     (re.compile(rf"The installed Paddle is compiled with (CUDA|CUDNN) {_MM}, but (?:CUDA runtime|CUDNN) version "
