@@ -76,7 +76,7 @@ def test_the_users_index_replaces_the_vendors_from_the_option_or_the_environment
 @pytest.mark.parametrize("args, message", [
     (["--mirror", "nowhere"], "--mirror 'nowhere' is not a known mirror (choose nju, sjtu, aliyun"),
     (["--index-url", "not a url"], "--index-url 'not a url' is not a URL"),
-    (["--index-url", ""], "--index-url '' is not a URL"),
+    (["--index-url", ""], "--index-url is empty: give a value, or leave the option out for the default"),
 ])
 def test_a_bad_mirror_or_index_is_a_usage_error(args, message):
     result = envdoctor("install", "pytorch", "--facts", A100, *args)
