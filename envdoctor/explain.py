@@ -497,7 +497,7 @@ def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:
 # libcublas.so.10, 11.x: libcudart.so.11.0 / libcublasLt.so.11 / cudart64_110.dll / cublas64_11.dll,
 # 12.x: libcudart.so.12 / cublas64_12.dll / nvrtc64_120_0.dll). Not cuFFT, cuRAND, cuSOLVER (their
 # majors span several CUDA releases) nor cuDNN (its own major). Source: the CUDA Toolkit release
-# notes' component versions, docs.nvidia.com/cuda/cuda-toolkit-release-notes (checked 2026-12-01).
+# notes' component versions, docs.nvidia.com/cuda/cuda-toolkit-release-notes (as known; not re-read this session).
 _CUDA_SONAME = re.compile(r"\blib(cudart|cublasLt|cublas|nvrtc|cusparse)\.so\.(\d{1,2})(?:\.\d{1,3}){0,2}\b"
                           r"|\b(cudart|cublasLt|cublas|nvrtc|cusparse)64_(\d{2,3})(?:_0)?\.dll\b", re.I)
 

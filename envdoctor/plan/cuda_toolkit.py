@@ -44,7 +44,9 @@ def releases() -> dict[str, str]:
 
 
 def _tuple(cuda: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in cuda.split("."))
+    from envdoctor.matrix.drivers import version_tuple  # the one version reading
+
+    return version_tuple(cuda)
 
 
 def choose_release(facts, cuda: Optional[str]) -> tuple[Optional[str], list[str], list[str]]:
