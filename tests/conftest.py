@@ -20,6 +20,19 @@ def _private_cache(tmp_path_factory):
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
+def judge_build_file(command, path, *args):
+    """`envdoctor dockerfile|compose PATH --json`: its document, after checking its schema and that the
+    exit status says whether it holds an error."""
+    import json
+
+    result = run_cli(command, str(path), "--json", *args, env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert result.returncode in (0, 1), result.stderr
+    document = json.loads(result.stdout)
+    assert document["schema"] == f"envdoctor.{command}/1"
+    assert result.returncode == (1 if any(f["severity"] == "error" for f in document["findings"]) else 0)
+    return document
+
+
 def run_cli(*args, env=None, input_text=None, timeout=120):
     """Run the real CLI in a subprocess (`python -m envdoctor`), like a user would."""
     full_env = dict(os.environ)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, judge_build_file, run_cli
 from envdoctor.container.compose import shm_bytes
 
 COMPOSE = FIXTURES / "dockerfiles" / "compose"
@@ -15,12 +15,7 @@ ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
 
 def judge(path, *args):
-    result = run_cli("compose", str(path), "--json", *args, env=ENV)
-    assert result.returncode in (0, 1), result.stderr
-    document = json.loads(result.stdout)
-    assert document["schema"] == "envdoctor.compose/1"
-    assert result.returncode == (1 if any(f["severity"] == "error" for f in document["findings"]) else 0)
-    return document
+    return judge_build_file("compose", path, *args)
 
 
 def found(document) -> set[tuple]:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, judge_build_file, run_cli
 from envdoctor.container.parse import BuildFileError, parse_dockerfile
 from envdoctor.container.shell import run_steps
 from envdoctor.container.to_facts import describe_stage
@@ -21,12 +21,7 @@ ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
 
 def judge(path, *args):
-    result = run_cli("dockerfile", str(path), "--json", *args, env=ENV)
-    assert result.returncode in (0, 1), result.stderr
-    document = json.loads(result.stdout)
-    assert document["schema"] == "envdoctor.dockerfile/1"
-    assert result.returncode == (1 if any(f["severity"] == "error" for f in document["findings"]) else 0)
-    return document
+    return judge_build_file("dockerfile", path, *args)
 
 
 def problems(document) -> set[tuple[str, str]]:
