@@ -44,6 +44,9 @@ class Signature:
     plan_fix: bool
     source: str
     noise: bool = False  # a harmless message: recognised so that it never passes for the cause
+    # The reporter's own words for what went wrong ("it can't use my GPU", "crashes with SIGILL"), not
+    # a message a program printed: heard only where the text holds no message that says more.
+    symptom: bool = False
     # The literal run(s) a matching text must contain, lowercased: one for most patterns, one per branch
     # for a pattern that is a single alternation; () when the pattern has none long enough.
     needles: tuple[str, ...] = ()
@@ -112,8 +115,9 @@ class Explanation:
 
 MAX_CLAIMS = 2  # a tool that names everything is not diagnosing
 # Warnings that are a cause in their own right when a pasted report shows no error message at all
-# (two installations of one package shadow each other whatever the program does).
-WARNING_CAUSES = frozenset({"duplicate-install"})
+# (two installations of one package shadow each other, an x86_64 Python under Rosetta runs no arm64
+# build, whatever the program does).
+WARNING_CAUSES = frozenset({"duplicate-install", "rosetta-python"})
 
 
 # --- signatures -----------------------------------------------------------------------------------
@@ -158,6 +162,7 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         found.append(Signature(id=row["id"], framework=row["framework"], pattern=pattern, codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"], noise=bool(row.get("noise", False)),
+                               symptom=bool(row.get("symptom", False)),
                                needles=(needles := literal_needles(row["pattern"])),
                                anchors=literal_anchors(row["pattern"]) if needles else (), examples=tuple(examples)))
     return tuple(found)
@@ -228,6 +233,7 @@ def clean(text: str) -> str:
     return normalise(text[:MAX_TEXT]).text
 
 
+DESCRIBED = 100_000  # characters at a text's start where a reporter describes a symptom in words
 WINDOW = 3000  # characters around a needle a pattern is tried in: every pattern's repetitions are bounded
 WORDS_FROM = 200_000  # characters of text from which the set of its words is built to skip absent needles
 
@@ -246,13 +252,31 @@ def find(text: str | Normalised) -> list[Match]:
     if len(lower) > WORDS_FROM:
         words = frozenset(lower.split(" "))
         idents = "\n".join(set(_IDENT.findall(" ".join(words))))
-    matches = []
+    matches, spans = [], []
+    head = (flat[:DESCRIBED], lower[:DESCRIBED]) if len(flat) > DESCRIBED else (flat, lower)
     for sig in signatures():
-        hit = _search(sig, flat, lower, words, idents)
+        hit = _search(sig, *head) if sig.symptom else _search(sig, flat, lower, words, idents)
         if hit:
             groups = {k: v for k, v in hit.groupdict().items() if v is not None}
             matches.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups=groups))
+            spans.append((hit.start(), hit.end()))
+    matches += _quoted_fragments(doc, spans, {m.signature.id for m in matches})
     return sorted(matches, key=lambda m: m.position)
+
+
+NEAR = 200  # characters: a fragment this close to a whole message matched is part of that message
+
+
+def _quoted_fragments(doc: Normalised, spans: list[tuple[int, int]], taken: set[str]) -> list[Match]:
+    """Messages quoted only in part (envdoctor.fragments), away from every message matched whole."""
+    from envdoctor import fragments
+
+    found = []
+    for sig, hit in fragments.find(doc.flat, signatures(), taken):
+        if any(start - NEAR <= hit.start() <= end + NEAR for start, end in spans):
+            continue
+        found.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups={}))
+    return found
 
 
 def _search(sig: Signature, flat: str, lower: str, words: Optional[frozenset] = None,
@@ -308,6 +332,8 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     found = find(text)
     noise = tuple(m for m in found if m.signature.noise)
     matches = [m for m in found if not m.signature.noise]
+    if any(not m.signature.symptom for m in matches):  # a program's message says more than a description
+        matches = [m for m in matches if not m.signature.symptom]
     if not matches and not machine_described:
         return Explanation((), (), 0, noise)
     from envdoctor.diagnose import diagnose
@@ -352,6 +378,8 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
         if confirmed is not None:
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
     candidates = [c for c in match.signature.codes if not (described and _refuted(c, framework, facts))]
+    if described:  # a cause tied to where the program ran (WSL, a container, a Jetson) comes first there
+        candidates.sort(key=lambda c: not _in_context(c, facts))
     fix: tuple[Fix, ...] = (match.generic_fix,)
     if match.signature.plan_fix and framework in _PLANNED:  # this machine's install command, then the why
         from envdoctor.diagnose._common import plan_fix
@@ -375,6 +403,18 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
         return facts.host.wsl is True or facts.host.os in ("linux", "macos")
     if code == "wsl-gpu-setup":
         return facts.host.os in ("windows", "macos")
+    return False
+
+
+def _in_context(code: str, facts: Facts) -> bool:
+    """The described machine runs where this cause lives: WSL for wsl-gpu-setup, a container for
+    container-gpu-missing, a Jetson for jetson-wrong-wheel."""
+    if code == "wsl-gpu-setup":
+        return facts.host.wsl is True
+    if code == "container-gpu-missing":
+        return facts.host.container in ("docker", "podman")
+    if code == "jetson-wrong-wheel":
+        return facts.jetson is not None
     return False
 
 

@@ -1,0 +1,100 @@
+"""Signatures recognised from a fragment of their message.
+
+People quote part of an error: the middle of a long message ("This can happen if your PyTorch and
+torchvision versions are incompatible"), a title cut short, a sentence retyped around the key words.
+A signature's pattern wants its own start; its `example` rows hold the whole real message. Here every
+run of SHINGLE consecutive words of an example that no other signature's examples share points back
+to that signature, and a text holding such a run names it.
+
+Words are compared lowercased with every digit run read as "#" (a version or a line number is not
+what makes a message), and traceback frames and paths are left out of the examples: they are the
+program's, not the message's, and every torch traceback passes through the same files.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+SHINGLE = 7  # words in a run: long enough to be one message's, short enough for a partial quote
+READ = 100_000  # characters of a text's head and of its tail that are searched (a pasted issue is a few kB)
+_WORD = re.compile(r"[a-z0-9_]+")
+_DIGITS = re.compile(r"\d+")
+_FRAME = re.compile(r'File "[^"\n]{0,400}", line \d{1,7}(?:, in [\w<>.]{1,120})?')
+# Words that alone say nothing about which message it is: a run needs MIN_TELLING others.
+_COMMON = frozenset("""the a an of to in on for is are was be it this that and or not no with by as at from your
+you if can could may please use try see set found version error errors warning runtime check # py file line
+call most recent last traceback""".split())
+MIN_TELLING = 3
+
+
+@dataclass(frozen=True)
+class Hit:
+    """Where a fragment was found in the flat text; shaped like the part of re.Match that explain uses."""
+
+    begin: int
+    finish: int
+
+    def start(self) -> int:
+        return self.begin
+
+    def end(self) -> int:
+        return self.finish
+
+    def groupdict(self) -> dict:
+        return {}
+
+
+def words(text: str) -> list[tuple[str, int, int]]:
+    """(word, start, end) of each word of `text`, lowercased, digit runs as "#"."""
+    return [(_DIGITS.sub("#", m.group(0)), m.start(), m.end()) for m in _WORD.finditer(text.lower())]
+
+
+def _runs(example: str) -> set[tuple[str, ...]]:
+    kept = " ".join(t for t in _FRAME.sub(" ", example).split() if "/" not in t and "\\" not in t)  # no paths
+    tokens = [w for w, _, _ in words(kept)]
+    runs = set()
+    for i in range(len(tokens) - SHINGLE + 1):
+        run = tuple(tokens[i:i + SHINGLE])
+        if sum(1 for w in run if w not in _COMMON and len(w) >= 3) >= MIN_TELLING:
+            runs.add(run)
+    return runs
+
+
+@functools.lru_cache(maxsize=4)
+def index(signatures: tuple) -> dict[tuple[str, ...], object]:
+    """Each run of words found in one signature's examples only -> that signature."""
+    owners: dict[tuple[str, ...], set[int]] = {}
+    for number, sig in enumerate(signatures):
+        for example in sig.examples:
+            for run in _runs(example):
+                owners.setdefault(run, set()).add(number)
+    return {run: signatures[next(iter(who))] for run, who in owners.items() if len(who) == 1}
+
+
+@functools.lru_cache(maxsize=4)
+def _first_words(signatures: tuple) -> frozenset[str]:
+    return frozenset(run[0] for run in index(signatures))
+
+
+def find(flat: str, signatures: tuple, skip: Iterable[str] = ()) -> list[tuple[object, Hit]]:
+    """(signature, hit) for each signature not in `skip` whose message a fragment of `flat` quotes,
+    at its first such fragment."""
+    table, starts = index(signatures), _first_words(signatures)
+    skipped = set(skip)
+    found: dict[str, tuple[object, Hit]] = {}
+    parts = [(0, flat)] if len(flat) <= 2 * READ else [(0, flat[:READ]), (len(flat) - READ, flat[-READ:])]
+    for offset, part in parts:
+        tokens = words(part)
+        plain = [w for w, _, _ in tokens]
+        for i in range(len(plain) - SHINGLE + 1):
+            if plain[i] not in starts:
+                continue
+            sig = table.get(tuple(plain[i:i + SHINGLE]))
+            if sig is None or sig.id in skipped or sig.id in found:
+                continue
+            found[sig.id] = (sig, Hit(offset + tokens[i][1], offset + tokens[i + SHINGLE - 1][2]))
+    return list(found.values())
+

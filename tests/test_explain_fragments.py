@@ -1,0 +1,59 @@
+"""A message quoted only in part still names its signature (envdoctor/fragments.py); a reporter's
+description of a symptom counts only where no program message is in the text."""
+
+from pathlib import Path
+
+from envdoctor import fragments
+from envdoctor.explain import find, signatures
+
+PASTED = Path(__file__).parent / "fixtures" / "pasted"
+
+
+def _ids(text: str) -> set[str]:
+    return {m.signature.id for m in find(text)}
+
+
+def test_the_middle_of_a_long_message_names_its_signature():
+    # torchvision's _assert_has_ops message, quoted from its second sentence on (Xilinx/Vitis-AI#943)
+    text = (PASTED / "stated_versions_vitis_torchvision.txt").read_text(encoding="utf-8").split("# ---\n", 1)[1]
+    assert "companion-mismatch" in {m.signature.codes[0] for m in find(text)}
+
+
+def test_a_fragment_next_to_the_whole_message_adds_nothing():
+    whole = ("RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are "
+             "incompatible, or if you had errors while compiling torchvision from source.")
+    assert len(find(whole)) == 1
+
+
+def test_traceback_frames_and_common_words_are_no_fragment():
+    frames = ('Traceback (most recent call last):\n  File "/usr/lib/python3.10/site-packages/torch/cuda/__init__.py", '
+              "line 293, in _lazy_init\n    torch._C._cuda_init()\n")
+    assert find(frames) == []
+    assert find("Please check your version and see if the error is in the file on line 3 of the call.") == []
+
+
+def test_every_fragment_run_belongs_to_one_signature_only():
+    table = fragments.index(signatures())
+    assert table  # examples give runs
+    assert all(len(run) == fragments.SHINGLE for run in table)
+
+
+def test_digits_do_not_decide_a_fragment():
+    assert [w for w, _, _ in fragments.words("libcudart.so.11.0 (found version 11040)")] == [
+        "libcudart", "so", "#", "#", "found", "version", "#"]
+
+
+def test_a_symptom_is_heard_only_without_a_message():
+    from envdoctor.explain import explain
+    from envdoctor.facts import SCHEMA, Facts
+
+    symptoms = [s for s in signatures() if s.symptom]
+    if not symptoms:
+        return
+    sig = symptoms[0]
+    alone = explain(sig.examples[0], Facts.from_dict({"schema": SCHEMA}), machine_described=True)
+    assert sig.id in {e.match.signature.id for e in alone.matches}
+    message = sig.examples[0] + "\nRuntimeError: CUDA error: no kernel image is available for execution on the device"
+    both = explain(message, Facts.from_dict({"schema": SCHEMA}), machine_described=True)
+    assert sig.id not in {e.match.signature.id for e in both.matches}
+    assert both.diagnosis[0] == "gpu-arch-unsupported"
