@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envdoctor.facts import Facts
-from envdoctor.read import collect_env, merge, misc, nvidia_smi, packages, read_machine, versions_quoted
+from envdoctor.read import collect_env, issue_form, merge, misc, nvidia_smi, packages, read_machine, versions_quoted
 from envdoctor.textnorm import normalise
 
 PASTED = Path(__file__).parent / "fixtures" / "pasted"
@@ -706,3 +706,62 @@ def test_conda_cpu_selector_packages_mark_torch_a_cpu_build():
         assert packages.parse(row)["frameworks"] == {"torch": {"extra": {"cuda_build": False}}}
     cuda = packages.parse(load("conda_list_grep_pytorch_cuda.txt"))
     assert "extra" not in cuda["frameworks"]["torch"]
+
+
+# --- sentences that end a version with a full stop, "X version is: V", bare data-centre GPU names --
+
+def test_stated_versions_end_at_a_full_stop_and_read_is_and_colon_forms():
+    from envdoctor.read import stated
+
+    assert stated.parse(load("stated_tf_windows_spyder_60269.txt")) == {
+        "python": {"packages": {"tensorflow": "2.12.0"}}, "host": {"os": "windows"},
+        "nvidia": {"gpus": [{"name": "NVIDIA GeForce RTX 2060"}]}}
+    assert stated.parse(load("stated_versions_vitis_torchvision.txt")) == {
+        "python": {"packages": {"torchvision": "0.11.2+cu102", "torch": "1.10.1"}}}
+
+
+@pytest.mark.parametrize("text", [
+    "This project requires PyTorch 2.1 or later", "please upgrade to torch 2.2", "Python 3.8+ is needed",
+    "works with jax 0.4.x", "TF >= 2.11", "we recommend paddle 2.5", "torch 2.1 to 2.3 are supported",
+])
+def test_stated_requirements_and_ranges_are_not_what_is_installed(text):
+    from envdoctor.read import stated
+
+    assert "python" not in stated.parse(text)
+
+
+def test_stated_wsl_is_the_machine_unless_named_as_what_was_not_used():
+    from envdoctor.read import stated
+
+    assert stated.parse(load("stated_wsl_driver_5848.txt"))["host"] == {"os": "linux", "wsl": True}
+    for text in ("it works natively on Windows 11 but not in WSL", "should I use WSL2 instead?", "you could try WSL"):
+        assert "wsl" not in stated.parse(text).get("host", {}), text
+
+
+def test_stated_bare_datacentre_gpu_needs_its_memory_or_form_factor():
+    from envdoctor.read import stated
+
+    assert stated.parse("V100/16GB")["nvidia"]["gpus"] == [{"name": "NVIDIA V100"}]
+    assert stated.parse("one H100 SXM node")["nvidia"]["gpus"] == [{"name": "NVIDIA H100"}]
+    assert stated.parse("MSI P100 motherboard") == {}  # a board's model name, not a GPU
+
+
+def test_nvidia_smi_header_pasted_a_field_a_line_is_the_drivers_cuda():
+    facts = issue_form.parse(load("smi_header_field_a_line_paddleocr_16093.txt"))
+    assert facts["nvidia"] == {"driver_version": "525.60.13", "driver_cuda": "12.0"}
+    assert "cuda_toolkit" not in facts
+
+
+def test_yolo_banner_the_last_run_is_the_one_reported_and_any_gpu_is_the_machines():
+    assert versions_quoted.parse(load("yolo_banner_cpu_torch_1495.txt")) == {
+        "python": {"version": "3.10.6", "packages": {"torch": "2.0.0+cpu"}},
+        "nvidia": {"gpus": [{"index": 0, "name": "NVIDIA GeForce RTX 3070", "memory_total_mib": 8192}]}}
+
+
+def test_collect_env_apple_chip_under_an_x86_64_python_is_rosetta():
+    host = collect_env.parse(load("collect_env_macos_x86_64_on_m2_146236.txt"))["host"]
+    assert (host["arch"], host["machine_arch"]) == ("x86_64", "arm64")
+    facts, _ = read_machine(load("collect_env_macos_x86_64_on_m2_146236.txt"))
+    from envdoctor.diagnose import diagnose
+
+    assert "rosetta-python" in {f.code for f in diagnose(Facts.from_dict(facts))}

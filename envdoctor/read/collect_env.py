@@ -24,7 +24,7 @@ _MARKERS = ("Collecting environment information", "PyTorch version:", "Is debug 
 _KEY = re.compile(r"([A-Za-z][A-Za-z0-9 _./()-]{1,45}?):(?:\s(.{0,400}))?$")
 _UNKNOWN = ("", "could not collect", "n/a", "no cuda")
 _OTHER_KEYS = {"Is debug build", "GCC version", "Clang version", "CMake version", "CUDA_MODULE_LOADING set to",
-               "MIOpen runtime version", "Is XNNPACK available", "Is XPU available", "CPU",
+               "MIOpen runtime version", "Is XNNPACK available", "Is XPU available",
                "Versions of relevant libraries", "Caching allocator config", "Is a CUDA-capable GPU available"}
 _GPU = re.compile(r"GPU (\d{1,3}): (.{1,100}?)(?: \(UUID: [^)]{0,80}\))?$")
 _CUDNN_LIB = re.compile(r"libcudnn(?:_[a-z_]{1,40})?\.so\.(\d{1,2}\.\d{1,2}\.\d{1,3})$")
@@ -174,6 +174,13 @@ def _cudnn(facts: dict, value: str, more: list) -> None:
         add_cudnn(facts, version, "collect_env")
 
 
+def _cpu(facts: dict, value: str, more: list) -> None:
+    """macOS's CPU block is the chip's name: an Apple M-series chip is an arm64 machine whatever
+    architecture the Python runs as (x86_64 there is Rosetta)."""
+    if any(re.match(r"Apple M\d", line) for line in [value, *more[:4]]):
+        put(facts, "host.machine_arch", "arm64")
+
+
 def _hip(facts: dict, value: str, _: list) -> None:
     put(facts, "frameworks.torch.extra.hip_runtime", numeric(value.split()[0], 2))
 
@@ -184,6 +191,6 @@ _HANDLERS: dict[str, Callable[[dict, str, list], None]] = {
     "Python version": _python_version, "Python platform": _python_platform,
     "Is CUDA available": _cuda_available, "CUDA runtime version": _cuda_runtime,
     "GPU models and configuration": _gpus, "Nvidia driver version": _driver, "cuDNN version": _cudnn,
-    "HIP runtime version": _hip,
+    "HIP runtime version": _hip, "CPU": _cpu,
 }
-_MULTILINE = {"GPU models and configuration", "cuDNN version"}
+_MULTILINE = {"GPU models and configuration", "cuDNN version", "CPU"}

@@ -1,6 +1,8 @@
 """The fields of a tracker's issue template: "### Tensorflow Version⏎⏎2.11.0" (GitHub issue forms),
 "- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Windows 10" and "**CUDA/cuDNN version**: 11.2/8.1"
 (the older Markdown templates of TensorFlow, PyTorch, JAX, Paddle and most downstream projects).
+A "CUDA Version:" right after a "Driver Version:" is nvidia-smi's header pasted a field a line: the
+driver's CUDA, not a toolkit.
 
 Only the fields below are read, and only values that are what the field asks for (a version where a
 version belongs, a known GPU product where a GPU belongs); "N/A", "No", "-" are unknown.
@@ -21,11 +23,25 @@ _UNKNOWN = re.compile(r"^(?:n/?a|no|none|-+|unknown|not? (?:applicable|sure)|\?|
 
 def parse(text: str) -> dict:
     facts: dict = {}
-    for field, value in _fields(text):
+    fields = _fields(text)
+    for i, (field, value) in enumerate(fields):
         reader = _reader(field)
+        if reader is _cuda_cudnn and _after_driver_version(fields, i):
+            reader = _driver_cuda  # nvidia-smi's header, pasted one field a line: the driver's CUDA
         if reader and value and not _UNKNOWN.match(value):
             reader(facts, value)
     return facts
+
+
+def _after_driver_version(fields: list[tuple[str, str]], i: int) -> bool:
+    return fields[i][0].strip().lower() == "cuda version" and any(
+        f.strip().lower() in ("driver version", "nvidia-smi") for f, _ in fields[max(0, i - 2):i])
+
+
+def _driver_cuda(facts: dict, value: str) -> None:
+    match = re.match(r"(1[0-3]\.\d)(?![\d])", value)
+    if match:
+        put(facts, "nvidia.driver_cuda", match.group(1))
 
 
 def _fields(text: str) -> list[tuple[str, str]]:

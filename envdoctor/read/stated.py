@@ -1,56 +1,105 @@
 """Machine facts a reporter states in a sentence: "TF 2.12 on Windows 11 with an RTX 3060",
-"Ubuntu 22.04, Python 3.10, GeForce GTX 1080".
+"Ubuntu 22.04, Python 3.10, GeForce GTX 1080", "my tensorflow version is 2.12.0.", "pytorch version
+is: 1.10.1 and torchvision version is: 0.11.2+cu102", "NVIDIA driver 470.82".
 
-Only named, unambiguous statements are read, each once (the first), and never from a command line
-or a requirement ("pip install tensorflow==2.15", "requires Python 3.9+", "TF >= 2.11"):
-  python.packages.tensorflow  "TF 2.12" / "TensorFlow 2.10.1" / "tensorflow-gpu 2.6" / "TensorFlow v2.9"
+Only named, unambiguous statements are read, each once (the first that is not a requirement), and
+never from a command line or a requirement ("pip install tensorflow==2.15", "requires Python 3.9+",
+"TF >= 2.11", "upgrade to PyTorch 2.1", "Python 3.8 or later"):
+  python.packages.<dist>      tensorflow ("TF 2.12" / "TensorFlow 2.10.1" / "tensorflow-gpu 2.6" /
+                              "TensorFlow v2.9" / "tensorflow version is 2.12.0"), torch ("PyTorch
+                              2.1.0", "torch version: 1.13"), torchvision, torchaudio, jax, jaxlib,
+                              paddlepaddle(-gpu) ("Paddle 2.5.1")
   host.os, host.distro        "Windows 10" / "Win11" (not when the text mentions WSL: the GPU then
                               runs under Linux), "Ubuntu 22.04", "macOS 14"
-  python.version              "Python 3.10" / "python 3.11.4"
+  host.wsl                    the text names WSL ("on WSL2", "in WSL") and never as what was not used
+                              ("native Windows", "without WSL", "not in WSL", "should I use WSL")
+  python.version              "Python 3.10" / "python 3.11.4" / "python version is 3.9"
+  nvidia.driver_version       "driver 535.104.05" / "NVIDIA driver version 470.82" (three-digit major)
   nvidia.gpus[].name          an NVIDIA product the GPU table knows: "RTX 3060", "GeForce GTX 1080 Ti",
-                              "Tesla V100", "NVIDIA A100"
-The least trusted reader: any tool output or template field that says the same leaf wins.
+                              "Tesla V100", "NVIDIA A100", and a bare data-centre name only with its
+                              memory or form factor ("V100/16GB", "A100 80GB", "H100 SXM")
+A sentence's full stop ends a version ("Windows 11.", "2.12.0."). The least trusted reader: any tool
+output or template field that says the same leaf wins.
 """
 
 from __future__ import annotations
 
 import re
 
-from envdoctor.read._util import add_gpu, distro_name, put
+from envdoctor.read._util import add_gpu, distro_name, pep440, put
 from envdoctor.textnorm import flatten
 
-_AFTER = r"(?![\d.]|\+|\.x| ?(?:or|and|to|-) ?(?:later|newer|higher|above|\d))"
-_TF = re.compile(r"(?<![A-Za-z0-9_.-])(?:TF|TensorFlow(?:-gpu)?) (?:version )?v?" + r"(\d\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I)
-_PYTHON = re.compile(r"(?<![A-Za-z0-9_.-])Python ?v?(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I)
-_WINDOWS = re.compile(r"(?<![A-Za-z0-9_.-])(?:Windows ?(?:10|11)|Win ?1[01])(?![A-Za-z0-9_.])", re.I)
-_UBUNTU = re.compile(r"(?<![A-Za-z0-9_.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I)
-_MACOS = re.compile(r"(?<![A-Za-z0-9_.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I)
-_GPU = re.compile(r"(?<![A-Za-z0-9_.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER)?"
-                  r"|(?:NVIDIA )?Tesla [KMPVT]\d{1,3}|NVIDIA (?:A|H|B|L)\d{1,3}[A-Z]?)(?![A-Za-z0-9_.])", re.I)
-_COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I)
+_END = r"(?![\w+]|\.\d|\.x|\.\*)"  # not part of a longer version, a wildcard or a range
+_AFTER = _END + r"(?! ?(?:or|and|to|-|~) ?(?:later|newer|higher|above|greater|up|\d))"
+_IS = r"(?: version)?(?: (?:is|was)| ?[:=])? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1"
+_VERSION = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[a-z0-9]{2,12}(?:\.[a-z0-9]{1,12}){0,3})?)"
+_NAMES = (  # (dist, how a sentence names it); a longer name first where one contains another
+    ("tensorflow", r"(?:TF|TensorFlow(?:[-_]gpu)?)"),
+    ("torchvision", r"torchvision"), ("torchaudio", r"torchaudio"),
+    ("torch", r"(?:py)?torch"),
+    ("jaxlib", r"jaxlib"), ("jax", r"jax"),
+    ("paddlepaddle-gpu", r"paddlepaddle[-_]gpu"), ("paddlepaddle", r"(?:paddlepaddle|paddle)"),
+)
+_PACKAGES = tuple((dist, re.compile(r"(?<![\w.-])" + name + _IS + _VERSION + _AFTER, re.I | re.A)) for dist, name in _NAMES)
+_PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
+_DRIVER = re.compile(r"(?<![\w.-])(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?"
+                     r"([3-9]\d{2}\.\d{2,3}(?:\.\d{2,3})?)" + _END, re.I | re.A)
+_WINDOWS = re.compile(r"(?<![\w.-])(?:Windows ?(?:10|11)|Win ?1[01])(?![\w]|\.\d)", re.I | re.A)
+_UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
+_MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
+_GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER)?"
+                  r"|(?:NVIDIA )?Tesla [KMPVT]\d{1,3}|NVIDIA (?:A|H|B|L)\d{1,3}[A-Z]?"
+                  r"|[KPVAHB]\d{2,3}(?= ?/? ?\d{1,3} ?GB\b| \(?(?:PCIe|SXM|NVL)))(?![\w]|\.\d)", re.I | re.A)
+_WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
+_NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
+                      r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
+_COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
+# Words just before a version that make it a wish, a requirement or a range, not what is installed.
+_WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
+                     r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|until"
+                     r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
+_WORDS = ("wsl", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
+          "rtx", "gtx", "tesla", "nvidia", "driver")
 
 
 def parse(text: str) -> dict:
     facts: dict = {}
     lower = text.lower()
-    if not any(word in lower for word in ("tf ", "tensorflow", "python", "windows", "win1", "ubuntu", "macos", "mac os", "rtx", "gtx", "tesla", "nvidia")):
+    if not any(word in lower for word in _WORDS) and not re.search(r"\b[kpvahb]\d{2,3}\b", lower):
         return facts
     kept = [line for line in text.splitlines() if not _COMMAND.search(line)]  # a command names what is wanted
-    flat = flatten("\n".join(kept)).replace("**", "")
-    m = _TF.search(flat)
-    if m:
-        put(facts, "python.packages.tensorflow", m.group(1))
-    m = _PYTHON.search(flat)
-    if m:
-        put(facts, "python.version", m.group(1))
+    flat = flatten("\n".join(kept)).replace("**", "").replace("`", "")
+    for dist, pattern in _PACKAGES:
+        _first_stated(facts, f"python.packages.{dist}", pattern, flat, dist)
+    _first_stated(facts, "python.version", _PYTHON, flat)
+    _first_stated(facts, "nvidia.driver_version", _DRIVER, flat)
     _os(facts, flat, lower)
     for m in _GPU.finditer(flat):
         _gpu(facts, m.group(1))
     return facts
 
 
+def _first_stated(facts: dict, path: str, pattern: re.Pattern, flat: str, dist: str = "") -> None:
+    """The first match not preceded by words that make it a requirement or a wish."""
+    for m in pattern.finditer(flat):
+        if _WANTED.search(flat[max(0, m.start() - 40):m.start()]):
+            continue
+        if dist == "torch" and flat[m.start():m.start() + 12].lower().startswith("torch") and _part_of_name(flat, m.start()):
+            continue
+        put(facts, path, pep440(m.group(1)) if dist else m.group(1))
+        return
+
+
+def _part_of_name(flat: str, at: int) -> bool:
+    """"torch" inside "torchvision 0.15" is torchvision's (the lookbehind keeps "pytorch" whole)."""
+    return bool(re.match(r"torch(?:vision|audio|text)", flat[at:at + 12], re.I | re.A))
+
+
 def _os(facts: dict, flat: str, lower: str) -> None:
     if "wsl" in lower:
+        if _WSL.search(flat) and not _NOT_WSL.search(flat):
+            put(facts, "host.os", "linux")
+            put(facts, "host.wsl", True)
         return
     ubuntu, windows, mac = _UBUNTU.search(flat), _WINDOWS.search(flat), _MACOS.search(flat)
     if sum(1 for m in (ubuntu, windows, mac) if m) != 1:  # none, or several machines: say nothing
@@ -69,6 +118,8 @@ def _gpu(facts: dict, name: str) -> None:
 
     name = re.sub(r"\s{1,20}", " ", name.strip())
     name = re.sub(r"(?i)\b(RTX|GTX)(\d)", r"\1 \2", name)
+    if re.fullmatch(r"[KPVAHB]\d{2,3}", name, re.I):  # a bare data-centre name
+        name = f"NVIDIA {name.upper()}"
     if gpus.product_for_name(name) is None:
         return
     name = re.sub(r"(?i)^nvidia ", "", name)

@@ -161,7 +161,10 @@ def parse(text: str) -> dict:
     facts: dict = {}
     flat = flatten(text)
     for pattern, read in _MESSAGES:
-        for m in pattern.finditer(flat):
+        found = list(pattern.finditer(flat))
+        if read is _yolo_banner:  # the last start-up line is the run reported (an older, working one may come first)
+            found.reverse()
+        for m in found:
             read(facts, m, flat)
     _platform(facts, flat)
     return facts
