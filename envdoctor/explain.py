@@ -407,12 +407,12 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
 
 
 def _in_context(code: str, facts: Facts) -> bool:
-    """The described machine runs where this cause lives: WSL for wsl-gpu-setup, a container for
-    container-gpu-missing, a Jetson for jetson-wrong-wheel."""
+    """The described machine runs where this cause lives: WSL for wsl-gpu-setup, a container that
+    shows no GPU for container-gpu-missing, a Jetson for jetson-wrong-wheel."""
     if code == "wsl-gpu-setup":
         return facts.host.wsl is True
-    if code == "container-gpu-missing":
-        return facts.host.container in ("docker", "podman")
+    if code == "container-gpu-missing":  # unless a GPU is seen in it
+        return facts.host.container in ("docker", "podman") and not facts.gpus
     if code == "jetson-wrong-wheel":
         return facts.jetson is not None
     return False
@@ -482,14 +482,32 @@ def _torch_cpu_build(facts: Facts) -> Optional[Finding]:
 
 def _cpu_torch_on_cuda_machine(facts: Facts) -> Optional[Finding]:
     """A text with no error message that describes a machine with NVIDIA CUDA (a GPU, a driver or a
-    toolkit) and a CPU-only torch: that torch cannot use the GPU whatever the program does."""
+    toolkit) and a CPU-only torch or Paddle: that build cannot use the GPU whatever the program does."""
     nvidia = facts.nvidia
     cuda = bool(facts.gpus or facts.cuda_toolkit or (nvidia and (nvidia.driver_version or nvidia.driver_cuda)))
-    found = _torch_cpu_build(facts) if cuda and facts.jetson is None else None
-    if found is None:
+    if not cuda or facts.jetson is not None:
         return None
-    return replace(found, detail="The machine has NVIDIA CUDA, and the installed torch is a CPU-only build: "
-                                 "torch.cuda.is_available() is False and nothing runs on the GPU.")
+    found = _torch_cpu_build(facts)
+    if found is not None:
+        return replace(found, detail="The machine has NVIDIA CUDA, and the installed torch is a CPU-only build: "
+                                     "torch.cuda.is_available() is False and nothing runs on the GPU.")
+    return _paddle_cpu_package(facts)
+
+
+def _paddle_cpu_package(facts: Facts) -> Optional[Finding]:
+    """The text names `paddlepaddle` as installed (and not `paddlepaddle-gpu`): Paddle's CPU package.
+    With both installed they overwrite each other's files, which is a problem of its own."""
+    from envdoctor.diagnose._common import package, plan_fix
+
+    version = package(facts, "paddlepaddle")
+    if not version or package(facts, "paddlepaddle-gpu"):
+        return None
+    return Finding(
+        code="cpu-only-build", severity="error", section="frameworks",
+        title=f"paddlepaddle {version} is Paddle's CPU package, and the machine has NVIDIA CUDA",
+        detail="`paddlepaddle` never uses the GPU; the CUDA build is the separate `paddlepaddle-gpu` package.",
+        fix=plan_fix(facts, "paddle", "Uninstall paddlepaddle, then install paddlepaddle-gpu: `envdoctor install paddle --cuda auto`"),
+        evidence=(f"python.packages.paddlepaddle={version}",))
 
 
 def _jetson_build_unknown(facts: Facts, framework: str) -> Optional[Finding]:
