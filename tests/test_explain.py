@@ -224,8 +224,9 @@ def test_tput_resets_and_terminal_links_are_removed():
 
 
 def test_every_signature_has_a_literal_to_prefilter_on():
-    """A pattern without one is run over the whole text: with 500 signatures that breaks explain's 1 s budget."""
-    assert [s.id for s in signatures() if not s.needles] == []
+    """A pattern without one is run over the whole text: with 500 signatures that breaks explain's 1 s budget.
+    A reporter's symptom words are searched only in the text's first 100,000 characters, so they may lack one."""
+    assert [s.id for s in signatures() if not s.needles and not s.symptom] == []
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
