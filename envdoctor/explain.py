@@ -334,6 +334,8 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     matches = [m for m in found if not m.signature.noise]
     if any(not m.signature.symptom for m in matches):  # a program's message says more than a description
         matches = [m for m in matches if not m.signature.symptom]
+    elif any(m.signature.framework != "system" for m in matches):  # so does a framework's own symptom
+        matches = [m for m in matches if m.signature.framework != "system"]
     if not matches and not machine_described:
         return Explanation((), (), 0, noise)
     from envdoctor.diagnose import diagnose
@@ -408,13 +410,16 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
 
 def _in_context(code: str, facts: Facts) -> bool:
     """The described machine runs where this cause lives: WSL for wsl-gpu-setup, a container that
-    shows no GPU for container-gpu-missing, a Jetson for jetson-wrong-wheel."""
+    shows no GPU for container-gpu-missing, a Jetson for jetson-wrong-wheel, native Windows for
+    tf-windows-native-gpu."""
     if code == "wsl-gpu-setup":
         return facts.host.wsl is True
     if code == "container-gpu-missing":  # unless a GPU is seen in it
         return facts.host.container in ("docker", "podman") and not facts.gpus
     if code == "jetson-wrong-wheel":
         return facts.jetson is not None
+    if code == "tf-windows-native-gpu":
+        return facts.host.os == "windows" and facts.host.wsl is not True
     return False
 
 
