@@ -392,3 +392,29 @@ def test_jax_outdated_cudnn_is_a_cudnn_mismatch(prefix):
     from envdoctor.read import versions_quoted
 
     assert versions_quoted.parse(text)["frameworks"] == {"jax": {"cudnn": "8.9.7"}}
+
+
+# --- where the described program ran decides among a message's candidates; Paddle's CPU package ------
+
+@pytest.mark.parametrize("facts, code", [
+    ({"host": {"os": "linux", "wsl": True}}, "wsl-gpu-setup"),
+    ({"host": {"os": "linux", "arch": "aarch64"}, "jetson": {"l4t": "35.4.1"}}, "jetson-wrong-wheel"),
+    ({"host": {"container": "docker"}}, "container-gpu-missing"),
+    ({"host": {"os": "linux"}}, "cpu-only-build"),
+])
+def test_a_candidate_tied_to_where_the_program_ran_comes_first(facts, code):
+    text = "torch.cuda.is_available() returns False"
+    assert explain(text, _facts(facts), machine_described=True).diagnosis[0] == code
+
+
+def test_tensorflow_symptom_names_native_windows_only_on_windows():
+    text = "I can't get Tensorflow to detect my gpu in Python."
+    assert explain(text, _facts({"host": {"os": "windows"}}), machine_described=True).diagnosis == ("tf-windows-native-gpu",)
+    assert explain(text, _facts({"host": {"os": "linux"}}), machine_described=True).diagnosis == ("cuda-libs-missing",)
+
+
+def test_paddle_cpu_package_named_on_a_cuda_machine_is_the_cause():
+    facts = {"python": {"packages": {"paddlepaddle": "3.1.0"}}, "nvidia": {"driver_version": "525.60.13"}}
+    assert explain("use cpu for inference, how to solve it", _facts(facts), machine_described=True).diagnosis == ("cpu-only-build",)
+    both = {"python": {"packages": {"paddlepaddle": "3.1.0", "paddlepaddle-gpu": "3.1.0"}}, "nvidia": {"driver_version": "525.60.13"}}
+    assert "cpu-only-build" not in explain("use cpu for inference", _facts(both), machine_described=True).diagnosis
