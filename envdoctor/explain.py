@@ -452,8 +452,8 @@ def _explain_check(code: str, match: Match, facts: Facts, described: bool = Fals
         return no_release_for_python(facts, framework)
     if not described:
         return None
-    if code == "cpu-only-build" and framework in ("pytorch", "torchvision", "torchaudio"):
-        return _torch_cpu_build(facts)
+    if code == "cpu-only-build" and framework in ("pytorch", "torchvision", "torchaudio", "system"):
+        return _torch_cpu_build(facts)  # "system": a reporter's symptom, whatever framework it is about
     if code == "jetson-wrong-wheel":
         return _jetson_build_unknown(facts, framework)
     if code == "container-gpu-missing":

@@ -41,6 +41,17 @@ def test_stdin_with_the_long_noisy_log(cli):
     assert "\x1b" not in match["excerpt"] and "sm_120" in match["excerpt"]
 
 
+def test_file_dash_reads_a_pasted_report_from_stdin(cli):
+    report = (Path(__file__).parent / "fixtures" / "pasted" / "yolo_banner_cpu_torch_1495.txt").read_text(encoding="utf-8")
+    r = cli("explain", "--file", "-", "--json", input_text=report.split("# ---\n", 1)[1])
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["diagnosis"] == ["cpu-only-build"]
+    assert "torch 2.0.0+cpu (quoted)" in doc["machine"]["read"]
+    empty = cli("explain", "--file", "-", input_text="")
+    assert empty.returncode == 2 and "standard input is empty" in empty.stderr
+
+
 def test_real_logs_of_each_framework_through_the_cli(cli):
     for name in ("jax-plugin-mismatch", "tf-msvcp140", "paddle-cannot-load-cudnn"):
         log = LOGS / f"{name}.log"

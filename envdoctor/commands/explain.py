@@ -92,6 +92,11 @@ def read_input(text: Optional[str], file: Optional[str]) -> tuple[bytes | str, b
     """The text to explain and whether only part of it was read."""
     if file and text:
         raise UsageError("give the error either as TEXT (or '-') or with --file LOG, not both")
+    if file == "-":  # the usual spelling of standard input for a file option
+        data, truncated = read_log(sys.stdin.buffer)
+        if not data.strip():
+            raise UsageError("standard input is empty: pipe the log in, e.g. `python train.py 2>&1 | envdoctor explain --file -`")
+        return data, truncated
     if file:
         try:
             with _open_log(file) as fh:

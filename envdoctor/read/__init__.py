@@ -26,8 +26,10 @@ _NOTED = (  # (path, how a note shows it)
     ("nvidia.driver_version", "driver {}"), ("nvidia.driver_cuda", "driver supports CUDA {}"),
     ("nvidia.failure", "nvidia-smi failure {}"), ("cuda_toolkit.version", "CUDA toolkit {}"),
     ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.container", "in a {} container"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"),
-    ("amd.rocm_version", "ROCm {}"),
+    ("amd.rocm_version", "ROCm {}"), ("host.wsl", "WSL"),
 )
+_NAMED_DISTS = ("torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "paddlepaddle",
+                "paddlepaddle-gpu")  # shown by name and version; other packages are counted
 
 __all__ = ["read_machine", "merge", "PARSERS"]
 
@@ -73,16 +75,24 @@ def _notes(before: dict, part: dict) -> list[str]:
               if (g.get("name") and g["name"] not in names) or (not g.get("name") and g.get("index") not in indexes)]
     old = {e.get("version") for e in _get(before, "cudnn") or []}
     notes += [f"cuDNN {e['version']}" for e in _get(part, "cudnn") or [] if e.get("version") not in old]
-    count = len(set(_get(part, "python.packages") or {}) - set(_get(before, "python.packages") or {}))
+    added = {name: version for name, version in (_get(part, "python.packages") or {}).items()
+             if name not in (_get(before, "python.packages") or {})}
+    notes += [f"{name} {added.pop(name)}" for name in _NAMED_DISTS if name in added and not _shown(notes, name, added[name])]
+    count = len(added)
     conda = len(set(_get(part, "python.conda_packages") or {}) - set(_get(before, "python.conda_packages") or {}))
     for n, what in ((count, "pip package"), (conda, "conda package")):
-        notes += [f"{n} {what}{'s' if n > 1 else ''}"] if n else []
+        notes += [f"{n} {'other ' if count < len(_get(part, 'python.packages') or {}) and what == 'pip package' else ''}{what}{'s' if n > 1 else ''}"] if n else []
     jetson = part.get("jetson")
     if isinstance(jetson, dict) and jetson.get("l4t") is None and jetson.get("jetpack") is None:
         notes.append(jetson.get("model") or "a Jetson")
-    if part and not notes:  # something less prominent: say where it went
+    if part and not notes and merge(before, part) != before:  # something less prominent: say where it went
         notes.append("facts on " + ", ".join(sorted(part)))
     return list(dict.fromkeys(notes))
+
+
+def _shown(notes: list[str], name: str, version: str) -> bool:
+    """Whether a note already says this version ("torch 2.6.0" from the framework block)."""
+    return f"{name} {version}" in notes
 
 
 def _gpu(gpu: dict) -> str:

@@ -44,7 +44,7 @@ _PACKAGES = tuple((dist, re.compile(r"(?<![\w.-])" + name + _IS + _VERSION + _AF
 _PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
 _DRIVER = re.compile(r"(?<![\w.-])(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?"
                      r"([3-9]\d{2}\.\d{2,3}(?:\.\d{2,3})?)" + _END, re.I | re.A)
-_WINDOWS = re.compile(r"(?<![\w.-])(?:Windows ?(?:10|11)|Win ?1[01])(?![\w]|\.\d)", re.I | re.A)
+_WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\d)", re.I | re.A)
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER)?"
