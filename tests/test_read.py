@@ -765,3 +765,8 @@ def test_collect_env_apple_chip_under_an_x86_64_python_is_rosetta():
     from envdoctor.diagnose import diagnose
 
     assert "rosetta-python" in {f.code for f in diagnose(Facts.from_dict(facts))}
+
+
+def test_in_the_container_counts_where_the_text_names_the_engine():
+    assert prose.parse("examples of docker19.03 worked. In the container, nvidia-smi worked") == {"host": {"container": "docker"}}
+    assert prose.parse("In the container, nvidia-smi worked") == {}

@@ -4,7 +4,8 @@ Only one fact is read from prose, and only from unambiguous phrasing:
   host.container   the program ran inside a Docker/Podman container: a shell prompt with Docker's
                    default host name (`root@3f2a9c1b7d4e:/#`, the container id's first 12 hex digits),
                    a `docker run` / `podman run` / `nvidia-docker run` command line, or the words
-                   "in (the|a|my) docker container", "docker image", "inside docker".
+                   "in (the|a|my) docker container", "docker image", "inside docker", or "in the
+                   container" in a text that names docker or podman elsewhere.
   jetson           the machine is a Jetson: "JetPack 5.1.2" / "JetPack Version: 5.1.2", "L4T R35.4.1" /
                    "L4T Release: R35.4.1", "Jetson AGX Orin" (the model), or the word JetPack alone (only
                    Jetsons have one; the block is then present with nothing known in it).
@@ -34,6 +35,8 @@ _CONTAINER = (
     re.compile(rf"\b{_ENGINE}(?: container)? (?:run|exec|compose|start)\b", re.I),
     re.compile(rf"\b(?:in|inside|within|into|from) (?:the |a |an |my |this |our |their )?(?:official )?{_ENGINE}\b", re.I),
     re.compile(rf"\b{_ENGINE} (?:image|container)s?\b", re.I),
+    # "In the container, nvidia-smi worked": the engine is named elsewhere in the text
+    re.compile(r"\b(?:in|inside|within) (?:the|a|my|this|our) container\b", re.I),
 )
 
 
