@@ -47,6 +47,9 @@ class Signature:
     # The reporter's own words for what went wrong ("it can't use my GPU", "crashes with SIGILL"), not
     # a message a program printed: heard only where the text holds no message that says more.
     symptom: bool = False
+    # A wrapper or suffix a framework prints around many different errors (torch's "CUDA kernel errors
+    # might be asynchronously reported..."): heard only where no more specific message is in the text.
+    generic: bool = False
     # The literal run(s) a matching text must contain, lowercased: one for most patterns, one per branch
     # for a pattern that is a single alternation; () when the pattern has none long enough.
     needles: tuple[str, ...] = ()
@@ -162,7 +165,7 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         found.append(Signature(id=row["id"], framework=row["framework"], pattern=pattern, codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"], noise=bool(row.get("noise", False)),
-                               symptom=bool(row.get("symptom", False)),
+                               symptom=bool(row.get("symptom", False)), generic=bool(row.get("generic", False)),
                                needles=(needles := literal_needles(row["pattern"])),
                                anchors=literal_anchors(row["pattern"]) if needles else (), examples=tuple(examples)))
     return tuple(found)
@@ -332,10 +335,7 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     found = find(text)
     noise = tuple(m for m in found if m.signature.noise)
     matches = [m for m in found if not m.signature.noise]
-    if any(not m.signature.symptom for m in matches):  # a program's message says more than a description
-        matches = [m for m in matches if not m.signature.symptom]
-    elif any(m.signature.framework != "system" for m in matches):  # so does a framework's own symptom
-        matches = [m for m in matches if m.signature.framework != "system"]
+    matches = _most_telling(matches)
     if not matches and not machine_described:
         return Explanation((), (), 0, noise)
     from envdoctor.diagnose import diagnose
@@ -353,6 +353,17 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis)
+
+
+def _most_telling(matches: list[Match]) -> list[Match]:
+    """A specific message says more than a generic wrapper, which says more than a reporter's words;
+    among symptoms, a framework's own says more than the generic ones."""
+    for tier in ([m for m in matches if not (m.signature.symptom or m.signature.generic)],
+                 [m for m in matches if m.signature.generic],
+                 [m for m in matches if m.signature.symptom and m.signature.framework != "system"]):
+        if tier:
+            return tier
+    return matches
 
 
 def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tuple[str, ...]:
@@ -415,7 +426,7 @@ def _in_context(code: str, facts: Facts) -> bool:
     if code == "wsl-gpu-setup":
         return facts.host.wsl is True
     if code == "container-gpu-missing":  # unless a GPU is seen in it
-        return facts.host.container in ("docker", "podman") and not facts.gpus
+        return facts.host.container in _ENGINES and not facts.gpus
     if code == "jetson-wrong-wheel":
         return facts.jetson is not None
     if code == "tf-windows-native-gpu":
@@ -539,16 +550,24 @@ def _jetson_build_unknown(facts: Facts, framework: str) -> Optional[Finding]:
         evidence=(f"jetson.l4t={jetson.l4t}", f"jetson.jetpack={jetson.jetpack}"))
 
 
+_ENGINES = ("docker", "podman", "apptainer", "kubernetes")  # container runtimes a text can name
+
+
 def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:
     """The text says the program ran in a container, and no GPU was seen in it."""
     engine = facts.host.container
-    if engine not in ("docker", "podman") or facts.gpus:
+    if engine not in _ENGINES or facts.gpus:
         return None
-    run = ("podman", "run", "--device", "nvidia.com/gpu=all", "…") if engine == "podman" else ("docker", "run", "--gpus", "all", "…")
+    run = {"podman": ("podman", "run", "--device", "nvidia.com/gpu=all", "…"),
+           "apptainer": ("apptainer", "exec", "--nv", "…"),
+           "kubernetes": "Request the GPU in the pod (resources.limits nvidia.com/gpu: 1) with the NVIDIA device plugin "
+                         "running, and the nvidia runtime as the node's default or the pod's RuntimeClass",
+           }.get(engine, ("docker", "run", "--gpus", "all", "…"))
     return Finding(
         code="container-gpu-missing", severity="error", section="nvidia",
         title=f"the program ran in a {engine} container and no GPU is seen in it",
-        detail=("A container gets the GPU only when started with it (docker `--gpus all`, podman a CDI device) on a "
+        detail=("A container gets the GPU only when started with it (docker `--gpus all`, podman a CDI device, "
+                "singularity/apptainer `--nv`) on a "
                 "host with the NVIDIA container toolkit; the driver is the host's, never installed in the image."),
         fix=(run, "If that fails, install the NVIDIA container toolkit on the host and run "
                   "`sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`"),

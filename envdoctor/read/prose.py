@@ -5,7 +5,8 @@ Only one fact is read from prose, and only from unambiguous phrasing:
                    default host name (`root@3f2a9c1b7d4e:/#`, the container id's first 12 hex digits),
                    a `docker run` / `podman run` / `nvidia-docker run` command line, or the words
                    "in (the|a|my) docker container", "docker image", "inside docker", or "in the
-                   container" in a text that names docker or podman elsewhere.
+                   container" in a text that names the engine elsewhere. Singularity and Apptainer
+                   are recorded as "apptainer", as the container probe names them.
   jetson           the machine is a Jetson: "JetPack 5.1.2" / "JetPack Version: 5.1.2", "L4T R35.4.1" /
                    "L4T Release: R35.4.1", "Jetson AGX Orin" (the model), or the word JetPack alone (only
                    Jetsons have one; the block is then present with nothing known in it).
@@ -29,11 +30,11 @@ import re
 from envdoctor.read._util import package_name, pep440, put
 from envdoctor.textnorm import flatten
 
-_ENGINE = r"(nvidia-docker|docker|podman)"
+_ENGINE = r"(nvidia-docker|docker|podman|singularity|apptainer|kubernetes|k8s)"
 _CONTAINER = (
     re.compile(r"(?:^|\s)root@[0-9a-f]{12}:[/~]"),  # Docker's default hostname: the container id
     re.compile(rf"\b{_ENGINE}(?: container)? (?:run|exec|compose|start)\b", re.I),
-    re.compile(rf"\b(?:in|inside|within|into|from) (?:the |a |an |my |this |our |their )?(?:official )?{_ENGINE}\b", re.I),
+    re.compile(rf"\b(?:in|inside|within|into|from|on) (?:the |a |an |my |this |our |their )?(?:official )?{_ENGINE}\b", re.I),
     re.compile(rf"\b{_ENGINE} (?:image|container)s?\b", re.I),
     # "In the container, nvidia-smi worked": the engine is named elsewhere in the text
     re.compile(r"\b(?:in|inside|within) (?:the|a|my|this|our) container\b", re.I),
@@ -81,7 +82,8 @@ def parse(text: str) -> dict:
     if "==" in text and "install" in text:
         _installed_pins(facts, text)
     lower = text.lower()
-    jetson, container = ("jetpack" in lower or "l4t" in lower or "jetson" in lower), ("docker" in lower or "podman" in lower or "root@" in lower)
+    jetson = "jetpack" in lower or "l4t" in lower or "jetson" in lower
+    container = any(word in lower for word in ("docker", "podman", "singularity", "apptainer", "kubernetes", "k8s", "root@"))
     torch = "torch" in lower and "+" in lower
     if not (jetson or container or torch):
         return facts
@@ -96,10 +98,19 @@ def parse(text: str) -> dict:
     for pattern in _CONTAINER if container else ():
         m = pattern.search(flat)
         if m:
-            engine = (m.group(1) if m.lastindex else "docker").lower()
-            put(facts, "host.container", "podman" if engine == "podman" else "docker")
+            engine = (m.group(1) if m.lastindex else _engine_named(lower)).lower()
+            put(facts, "host.container", _RUNTIME.get(engine, "docker"))
             break
     return facts
+
+
+_RUNTIME = {"podman": "podman", "singularity": "apptainer", "apptainer": "apptainer",  # as the container probe names them
+            "kubernetes": "kubernetes", "k8s": "kubernetes"}
+
+
+def _engine_named(lower: str) -> str:
+    """The engine a text names elsewhere ("root@…" alone is Docker's prompt)."""
+    return next((e for e in ("podman", "singularity", "apptainer", "kubernetes") if e in lower), "docker")
 
 
 def _jetson(facts: dict, flat: str) -> None:
