@@ -418,3 +418,20 @@ def test_paddle_cpu_package_named_on_a_cuda_machine_is_the_cause():
     assert explain("use cpu for inference, how to solve it", _facts(facts), machine_described=True).diagnosis == ("cpu-only-build",)
     both = {"python": {"packages": {"paddlepaddle": "3.1.0", "paddlepaddle-gpu": "3.1.0"}}, "nvidia": {"driver_version": "525.60.13"}}
     assert "cpu-only-build" not in explain("use cpu for inference", _facts(both), machine_described=True).diagnosis
+
+
+def test_a_generic_wrapper_gives_way_to_the_specific_message():
+    text = ("RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.")
+    result = explain(text, _facts({}), machine_described=True)
+    assert [e.match.signature.id for e in result.matches] == ["cuda-driver-insufficient"]
+    alone = explain("CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+                    "might be incorrect.", _facts({}), machine_described=True)
+    assert alone.diagnosis == ("cuda-kernel-fault",)
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "kubernetes"])
+def test_insufficient_driver_in_a_container_without_gpu_is_the_container(engine):
+    text = "CUDA error: CUDA driver version is insufficient for CUDA runtime version"
+    assert explain(text, _facts({"host": {"container": engine}}), machine_described=True).diagnosis[0] == "container-gpu-missing"
+    assert explain(text, _facts({"host": {"os": "linux"}}), machine_described=True).diagnosis[0] == "driver-too-old"

@@ -770,3 +770,12 @@ def test_collect_env_apple_chip_under_an_x86_64_python_is_rosetta():
 def test_in_the_container_counts_where_the_text_names_the_engine():
     assert prose.parse("examples of docker19.03 worked. In the container, nvidia-smi worked") == {"host": {"container": "docker"}}
     assert prose.parse("In the container, nvidia-smi worked") == {}
+
+
+@pytest.mark.parametrize("text, runtime", [
+    ("I run it using a singularity container (handled by nextflow)", "apptainer"),
+    ("deploy TensorFlow on kubernetes with this device plugin", "kubernetes"),
+    ("podman 4.9 here. In the container, nvidia-smi fails", "podman"),
+])
+def test_container_runtimes_named_in_words_as_the_container_probe_names_them(text, runtime):
+    assert prose.parse(text) == {"host": {"container": runtime}}
