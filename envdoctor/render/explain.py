@@ -49,6 +49,9 @@ def print_explanation(con, result: Explanation, machine: dict, verbose: bool = F
             con.print(f"    [yellow]On {escape(source)}:[/] {escape(item.confirmed.title)}", soft_wrap=True)
             if verbose and item.confirmed.evidence:
                 con.print(f"    [dim]evidence: {escape(', '.join(item.confirmed.evidence))}[/]", soft_wrap=True)
+        elif source.startswith("the machine described"):
+            con.print("    [dim]Named from the message: what the text says of the machine neither confirms nor rules it out.[/]",
+                      soft_wrap=True)
         else:
             con.print(f"    [dim]{escape(source[0].upper() + source[1:])} does not show this cause now "
                       "(the log may come from another machine or an earlier state).[/]", soft_wrap=True)
