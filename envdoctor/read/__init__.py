@@ -9,6 +9,7 @@ read the same leaf, the more trusted wins, in this order: collect_env > nvidia_s
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from envdoctor.facts import SCHEMA
@@ -97,7 +98,8 @@ def _shown(notes: list[str], name: str, version: str) -> bool:
 
 def _gpu(gpu: dict) -> str:
     if gpu.get("name"):
-        return gpu["name"]
+        cc = str(gpu.get("compute_capability") or "")
+        return gpu["name"] + (f" (sm_{cc.replace('.', '')})" if re.fullmatch(r"\d{1,2}\.\d", cc) else "")
     cc = f" (compute capability {gpu['compute_capability']})" if gpu.get("compute_capability") else ""
     return f"GPU {gpu.get('index', '?')}{cc}"
 
