@@ -89,12 +89,47 @@ def unquote(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text)
     text = _QUOTE.sub("", text)
+    text = rejoin_hard_wraps(text)
     text = _FENCE.sub("", _FENCE_TEXT.sub(r"\1", text))
     if "<" in text:
         text = _HTML_TAG.sub("", text)
     if "&" in text:
         text = re.sub(r"&(?:gt|lt|amp|quot|#39|nbsp);", lambda m: html.unescape(m.group()), text)
     return text.replace("\u00a0", " ").replace("\u202f", " ").replace("\u200b", "")
+
+
+MIN_WRAP = 60  # narrower lines of one length are a table or a list, not a terminal's wrapping
+_BORDER = "|+-=_*#~"
+
+
+def rejoin_hard_wraps(text: str) -> str:
+    """A text cut into lines of exactly one width, words broken where the width fell (a terminal, tmux,
+    `fold -w 80`): the width is the longest line's length when at least two lines have it and they
+    are most of the lines near it (wrapping at spaces spreads them below it); each line of that
+    width runs on into the next one, without a space
+    (a space at the break sits at one end or the other). Table borders and rows never run on."""
+    if text.count("\n") < 2:
+        return text
+    lines = text.split("\n")
+    width = max(len(line) for line in lines)
+    full = sum(1 for line in lines if len(line) == width and not _padded(line))
+    near = sum(1 for line in lines if width - 15 <= len(line) <= width)
+    if width < MIN_WRAP or full < 2 or full < 0.6 * near:  # wrapping at spaces leaves lengths spread below the width
+        return text
+    out: list[str] = []
+    joining = False
+    for line in lines:
+        if joining and line and line[0] not in _BORDER:
+            out[-1] += line
+        else:
+            out.append(line)
+        joining = len(line) == width and line[-1] not in _BORDER and not _padded(line)
+    return "\n".join(out)
+
+
+def _padded(line: str) -> bool:
+    """Columns padded with spaces (conda list, pip list, nvidia-smi): a table row, never wrapped text."""
+    return "  " in line.strip()
 
 
 def decode(data: bytes) -> str:

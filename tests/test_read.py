@@ -779,3 +779,46 @@ def test_in_the_container_counts_where_the_text_names_the_engine():
 ])
 def test_container_runtimes_named_in_words_as_the_container_probe_names_them(text, runtime):
     assert prose.parse(text) == {"host": {"container": runtime}}
+
+
+# --- a terminal's hard wrap (words broken at the width) is rejoined; tables and soft wraps are not ---
+
+def _hard_fold(text: str, width: int) -> str:
+    out = []
+    for line in text.splitlines():
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def test_hard_wrapped_lines_are_rejoined_without_a_space():
+    from envdoctor.textnorm import rejoin_hard_wraps
+
+    message = ("ImportError: /usr/local/lib/python3.10/dist-packages/torchaudio/lib/libtorchaudio.so: undefined symbol: "
+               "_ZN3c104cuda9SetDeviceEi and a second sentence long enough to wrap onto a third line of the terminal")
+    assert rejoin_hard_wraps(_hard_fold(message, 80)) == message
+    assert rejoin_hard_wraps(_hard_fold("short first line\n" + message, 70)) == "short first line\n" + message
+
+
+@pytest.mark.parametrize("name", ["conda_list_grep_pytorch_cpu.txt", "conda_list_cudatoolkit_10.2.txt", "smi_L_mig_a100.txt"])
+def test_tables_are_never_rejoined(name):
+    from envdoctor.textnorm import rejoin_hard_wraps
+
+    text = body(name)
+    assert rejoin_hard_wraps(text) == text
+
+
+def test_text_wrapped_at_spaces_is_left_as_it_is():
+    import textwrap
+
+    from envdoctor.textnorm import rejoin_hard_wraps
+
+    prose = ("After updating the NVIDIA driver to 550 the training script still fails at start-up. I reinstalled torch "
+             "from the cu121 index, removed the old conda environment, rebooted twice and checked that nvidia-smi lists "
+             "both cards, yet torch.cuda.is_available() keeps returning False inside the virtual environment while the "
+             "system python sees the GPUs without any complaint about the installation at all.")
+    wrapped = textwrap.fill(prose, 72)
+    assert len({len(line) for line in wrapped.splitlines()}) > 1
+    assert rejoin_hard_wraps(wrapped) == wrapped
