@@ -822,3 +822,15 @@ def test_text_wrapped_at_spaces_is_left_as_it_is():
     wrapped = textwrap.fill(prose, 72)
     assert len({len(line) for line in wrapped.splitlines()}) > 1
     assert rejoin_hard_wraps(wrapped) == wrapped
+
+
+def test_conda_install_plan_rows_are_packages_with_their_build():
+    plan = ("The following NEW packages will be INSTALLED:\n\n"
+            "  cpuonly            pytorch/noarch::cpuonly-2.0-0\n"
+            "  pytorch            pytorch/win-64::pytorch-1.10.0-py3.6_cpu_0\n"
+            "  torchvision        pytorch/win-64::torchvision-0.11.0-py36_cpu\n")  # rows of https://github.com/conda/conda/issues/11001
+    facts = packages.parse(plan)
+    assert facts["python"]["conda_packages"] == {"cpuonly": "2.0", "pytorch": "1.10.0", "torchvision": "0.11.0"}
+    assert facts["frameworks"]["torch"]["extra"]["cuda_build"] is False
+    cuda = packages.parse("  pytorch            pytorch/linux-64::pytorch-1.11.0-py3.8_cuda11.3_cudnn8.2.0_0\n")
+    assert cuda["frameworks"]["torch"]["cuda"] == "11.3"

@@ -9,6 +9,7 @@ Read, line by line (each line must be wholly of one of these shapes, so prose is
                            string or channel is conda's own ("py3.8_cuda11.3_cudnn8.2.0_0 … pytorch");
                            "pypi" rows are pip-installed and go to python.packages
   collect_env              "[pip3] name==ver", "[conda] name ver build channel"
+  conda's install plan     "pytorch   pytorch/win-64::pytorch-1.10.0-py3.6_cpu_0" (NEW packages rows)
   pip show                 a "Name: x" line directly followed by "Version: 1.2.3" (the block `pip show x`
                            prints; "Summary:", "Location:" … follow)
   install logs             "Successfully installed a-1.0 b-2.0", uv's " + name==ver", "Requirement already
@@ -68,7 +69,7 @@ def parse(text: str) -> dict:
             continue
         if not line or line.startswith("#") or (i in listed and _read_columns(facts, line)):
             continue
-        if _read_line(facts, line) or _read_conda(facts, line, listed=in_conda):
+        if _read_line(facts, line) or _read_conda(facts, line, listed=in_conda) or _read_conda_plan(facts, line):
             continue
         in_conda = False
     _conda_twins(facts)
@@ -179,6 +180,25 @@ def _read_conda(facts: dict, line: str, listed: bool) -> bool:
     if name == "pytorch":
         _torch_build(facts, build)
     elif name == "cpuonly" or (name == "pytorch-mutex" and build == "cpu"):  # the pytorch channel's CPU selector
+        put(facts, "frameworks.torch.extra.cuda_build", False)
+    return True
+
+
+# conda's "The following NEW packages will be INSTALLED:" rows: "pytorch   pytorch/win-64::pytorch-1.10.0-py3.6_cpu_0"
+_CONDA_PLAN = re.compile(r"([A-Za-z0-9_][A-Za-z0-9._-]{0,100})\s{1,120}(?:[\w.-]{1,80}/)?[\w-]{1,20}::([A-Za-z0-9_][A-Za-z0-9._-]{0,100})"
+                         r"-([^-\s]{1,60})-([^-\s]{1,80})(?: .{0,200})?")
+
+
+def _read_conda_plan(facts: dict, line: str) -> bool:
+    """A row of conda's install plan: what the solver is about to install (the build string included)."""
+    m = _CONDA_PLAN.fullmatch(line) if "::" in line else None
+    if not m or m.group(1) != m.group(2) or not pep440(m.group(3)):
+        return False
+    name, version, build = package_name(m.group(1)), m.group(3), m.group(4)
+    facts.setdefault("python", {}).setdefault("conda_packages", {})[name] = version
+    if name == "pytorch":
+        _torch_build(facts, build)
+    elif name == "cpuonly" or (name == "pytorch-mutex" and build == "cpu"):
         put(facts, "frameworks.torch.extra.cuda_build", False)
     return True
 
