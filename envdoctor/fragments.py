@@ -8,7 +8,8 @@ to that signature, and a text holding such a run names it.
 
 Words are compared lowercased with every digit run read as "#" (a version or a line number is not
 what makes a message), and traceback frames and paths are left out of the examples: they are the
-program's, not the message's, and every torch traceback passes through the same files.
+program's, not the message's, and every torch traceback passes through the same files. Symptom rows
+are left out: their examples are reporters' words, not a message.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def index(signatures: tuple) -> dict[tuple[str, ...], object]:
     """Each run of words found in one signature's examples only -> that signature."""
     owners: dict[tuple[str, ...], set[int]] = {}
     for number, sig in enumerate(signatures):
+        if sig.symptom:  # a reporter's words are no program's message: a run of them is one thread's wording
+            continue
         for example in sig.examples:
             for run in _runs(example):
                 owners.setdefault(run, set()).add(number)
