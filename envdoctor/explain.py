@@ -50,6 +50,9 @@ class Signature:
     # A wrapper or suffix a framework prints around many different errors (torch's "CUDA kernel errors
     # might be asynchronously reported..."): heard only where no more specific message is in the text.
     generic: bool = False
+    # The program's own error (an assert in a kernel: an index out of range): recognised and explained,
+    # never an environment cause.
+    program_error: bool = False
     # The literal run(s) a matching text must contain, lowercased: one for most patterns, one per branch
     # for a pattern that is a single alternation; () when the pattern has none long enough.
     needles: tuple[str, ...] = ()
@@ -105,6 +108,7 @@ class Explanation:
     other_problems: int  # errors on the machine unrelated to the log
     noise: tuple[Match, ...] = ()  # messages known to be harmless: never the cause
     diagnosis: tuple[str, ...] = ()  # the causes claimed, most likely first
+    program_errors: tuple[Match, ...] = ()  # the program's own errors: explained, never an environment cause
 
     def to_dict(self) -> dict:
         return {
@@ -112,6 +116,8 @@ class Explanation:
             "matches": [m.to_dict() for m in self.matches],
             "findings": [f.to_dict() for f in self.findings],
             "noise": [{"signature": m.signature.id, "excerpt": m.excerpt} for m in self.noise],
+            "program_errors": [{"signature": m.signature.id, "excerpt": m.excerpt, "cause": m.cause, "fix": m.generic_fix}
+                               for m in self.program_errors],
             "other_problems": self.other_problems,
         }
 
@@ -166,6 +172,7 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"], noise=bool(row.get("noise", False)),
                                symptom=bool(row.get("symptom", False)), generic=bool(row.get("generic", False)),
+                               program_error=bool(row.get("program_error", False)),
                                needles=(needles := literal_needles(row["pattern"])),
                                anchors=literal_anchors(row["pattern"]) if needles else (), examples=tuple(examples)))
     return tuple(found)
@@ -334,10 +341,13 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     confirmations of a matched message."""
     found = find(text)
     noise = tuple(m for m in found if m.signature.noise)
-    matches = [m for m in found if not m.signature.noise]
+    program = tuple(m for m in found if m.signature.program_error and not m.signature.noise)
+    matches = [m for m in found if not m.signature.noise and not m.signature.program_error]
     matches = _most_telling(matches)
+    if program and all(m.signature.generic or m.signature.symptom for m in matches):
+        matches = []  # the wrapper around the program's own error says nothing more
     if not matches and not machine_described:
-        return Explanation((), (), 0, noise)
+        return Explanation((), (), 0, noise, program_errors=program)
     from envdoctor.diagnose import diagnose
 
     findings = diagnose(facts)
@@ -352,7 +362,7 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
         machine_errors += [f for f in (_cpu_torch_on_cuda_machine(facts),) if f is not None and not machine_errors]
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
-    return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis)
+    return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis, program)
 
 
 def _most_telling(matches: list[Match]) -> list[Match]:

@@ -160,6 +160,7 @@ def explain_schema() -> dict:  # commands/explain.py and Explanation.to_dict
     return document("explain", "An error text explained (`envdoctor explain --json`)", m, {
         "diagnosis": array(STR), "matches": array(match), "findings": array(m.ref(Finding)),
         "noise": array(obj({"signature": STR, "excerpt": STR})), "other_problems": INT,
+        "program_errors": array(obj({"signature": STR, "excerpt": STR, "cause": STR, "fix": STR})),
         "machine": machine, "truncated": BOOL,
     }, ("diagnosis", "matches", "findings"))
 

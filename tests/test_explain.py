@@ -435,3 +435,13 @@ def test_insufficient_driver_in_a_container_without_gpu_is_the_container(engine)
     text = "CUDA error: CUDA driver version is insufficient for CUDA runtime version"
     assert explain(text, _facts({"host": {"container": engine}}), machine_described=True).diagnosis[0] == "container-gpu-missing"
     assert explain(text, _facts({"host": {"os": "linux"}}), machine_described=True).diagnosis[0] == "driver-too-old"
+
+
+def test_a_kernel_assert_is_the_programs_own_error_not_an_environment_cause():
+    text = ("../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] "
+            "Assertion `t >= 0 && t < n_classes` failed.\nRuntimeError: CUDA error: device-side assert triggered\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.")
+    result = explain(text, _facts({}), machine_described=True)
+    assert result.diagnosis == () and result.matches == ()
+    assert {m.signature.id for m in result.program_errors} == {"pt-device-assert-index-failed", "cuda-assert"}
+    assert "program_errors" in result.to_dict()

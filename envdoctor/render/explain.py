@@ -18,7 +18,15 @@ def print_explanation(con, result: Explanation, machine: dict, verbose: bool = F
     con.print("")
     if result.noise and verbose:
         con.print(f"[dim]Harmless messages (not the cause): {escape(', '.join(m.signature.id for m in result.noise))}[/]\n")
+    for match in result.program_errors:
+        con.print(f"[bold]The program's own error[/], not the environment: [bold]{escape(match.signature.id)}[/]", soft_wrap=True)
+        con.print("    [dim]│[/] " + escape(match.excerpt).replace("\n", "\n    [dim]│[/] "), soft_wrap=True)
+        con.print(f"    {escape(match.cause)}", soft_wrap=True)
+        con.print(f"    [bold]→ {escape(match.generic_fix)}[/]\n", soft_wrap=True)
     if not result.matches and not result.diagnosis:
+        if result.program_errors:
+            con.print("envdoctor claims no environment cause for it.")
+            return
         con.print("[bold]No known error signature found[/] in the text; envdoctor claims no cause for it.")
         if result.noise:
             con.print(f"{len(result.noise)} harmless message(s) recognised (TensorFlow/oneDNN start-up notices and the like): "
