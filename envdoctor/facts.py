@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from envdoctor.values import FRAMEWORK_DISTRIBUTIONS
+
 SCHEMA = "envdoctor.facts/1"
 
 
@@ -505,7 +507,7 @@ _FORMATS = {  # field name -> (pattern, an example)
     "driver_cuda": (re.compile(r"^\d+\.\d+$"), "12.8"),
 }
 _VERSION = re.compile(r"^v?\d+(\.\d+)+([-_.+!]?[A-Za-z0-9][A-Za-z0-9._+-]*)?$|^v?\d+$")
-_FRAMEWORK_DISTS = ("torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "paddlepaddle", "paddlepaddle-gpu")
+_FRAMEWORK_DISTS = tuple(dist for dists in FRAMEWORK_DISTRIBUTIONS.values() for dist in dists)  # versions validated
 # What a user calls each container, for the one-line error.
 _WORDS = {"gpus": "a list of GPUs", "pci_devices": "a list of PCI devices", "cudnn": "a list of cuDNN installations",
           "nvidia_wheel_dirs": "an object of NVIDIA wheel modules and their folders",
