@@ -432,7 +432,7 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
 def _in_context(code: str, facts: Facts) -> bool:
     """The described machine runs where this cause lives: WSL for wsl-gpu-setup, a container that
     shows no GPU for container-gpu-missing, a Jetson for jetson-wrong-wheel, native Windows for
-    tf-windows-native-gpu."""
+    tf-windows-native-gpu, a Mac or a machine with only an AMD GPU for no-gpu-platform."""
     if code == "wsl-gpu-setup":
         return facts.host.wsl is True
     if code == "container-gpu-missing":  # unless a GPU is seen in it
@@ -441,6 +441,8 @@ def _in_context(code: str, facts: Facts) -> bool:
         return facts.jetson is not None
     if code == "tf-windows-native-gpu":
         return facts.host.os == "windows" and facts.host.wsl is not True
+    if code == "no-gpu-platform":  # a Mac, or only an AMD GPU named: no NVIDIA GPU to use
+        return not facts.gpus and (facts.host.os == "macos" or bool(facts.amd and facts.amd.gpus))
     return False
 
 

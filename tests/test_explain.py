@@ -445,3 +445,12 @@ def test_a_kernel_assert_is_the_programs_own_error_not_an_environment_cause():
     assert result.diagnosis == () and result.matches == ()
     assert {m.signature.id for m in result.program_errors} == {"pt-device-assert-index-failed", "cuda-assert"}
     assert "program_errors" in result.to_dict()
+
+
+@pytest.mark.parametrize("facts, code", [
+    ({"host": {"os": "windows"}, "amd": {"gpus": [{"name": "AMD RX 6800"}]}}, "no-gpu-platform"),
+    ({"host": {"os": "windows"}, "nvidia": {"gpus": [{"name": "NVIDIA GeForce RTX 3060"}]}}, "cpu-only-build"),
+])
+def test_webui_gpu_check_on_an_amd_machine_is_no_nvidia_gpu(facts, code):
+    text = "RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable to disable this check"
+    assert explain(text, _facts(facts), machine_described=True).diagnosis[0] == code

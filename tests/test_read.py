@@ -834,3 +834,10 @@ def test_conda_install_plan_rows_are_packages_with_their_build():
     assert facts["frameworks"]["torch"]["extra"]["cuda_build"] is False
     cuda = packages.parse("  pytorch            pytorch/linux-64::pytorch-1.11.0-py3.8_cuda11.3_cudnn8.2.0_0\n")
     assert cuda["frameworks"]["torch"]["cuda"] == "11.3"
+
+
+def test_stated_amd_gpu_only_where_no_nvidia_one_is_named():
+    from envdoctor.read import stated
+
+    assert stated.parse("Here is the dump for AMD 3800 / 32GB /  RX 6800 / 10 x64 22H2") == {"amd": {"gpus": [{"name": "AMD RX 6800"}]}}
+    assert "amd" not in stated.parse("AMD Ryzen 9 5900X and an RTX 3090")

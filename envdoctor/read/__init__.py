@@ -74,6 +74,8 @@ def _notes(before: dict, part: dict) -> list[str]:
     names, indexes = {g.get("name") for g in gpus}, {g.get("index") for g in gpus if "index" in g}
     notes += [_gpu(g) for g in _get(part, "nvidia.gpus") or []
               if (g.get("name") and g["name"] not in names) or (not g.get("name") and g.get("index") not in indexes)]
+    known_amd = {g.get("name") for g in _get(before, "amd.gpus") or []}
+    notes += [g["name"] for g in _get(part, "amd.gpus") or [] if g.get("name") and g["name"] not in known_amd]
     old = {e.get("version") for e in _get(before, "cudnn") or []}
     notes += [f"cuDNN {e['version']}" for e in _get(part, "cudnn") or [] if e.get("version") not in old]
     added = {name: version for name, version in (_get(part, "python.packages") or {}).items()

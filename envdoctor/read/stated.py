@@ -15,6 +15,7 @@ never from a command line or a requirement ("pip install tensorflow==2.15", "req
                               ("native Windows", "without WSL", "not in WSL", "should I use WSL")
   python.version              "Python 3.10" / "python 3.11.4" / "python version is 3.9"
   nvidia.driver_version       "driver 535.104.05" / "NVIDIA driver version 470.82" (three-digit major)
+  amd.gpus[].name             an AMD GPU ("RX 6800", "Radeon RX 7900 XTX") where no NVIDIA one is named
   nvidia.gpus[].name          an NVIDIA product the GPU table knows: "RTX 3060", "GeForce GTX 1080 Ti",
                               "Tesla V100", "NVIDIA A100", and a bare data-centre name only with its
                               memory or form factor ("V100/16GB", "A100 80GB", "H100 SXM")
@@ -53,12 +54,13 @@ _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?:
 _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
 _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
+_AMD = re.compile(r"(?<![\w.-])((?:AMD )?Radeon(?: RX| Pro| VII)? ?\w{0,12}\d{2,4}\w{0,3}(?: XTX| XT)?|(?:AMD )?RX ?\d{3,4}(?: ?XTX| ?XT| ?M)?)(?![\w])", re.I | re.A)
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
 # Words just before a version that make it a wish, a requirement or a range, not what is installed.
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
-_WORDS = ("wsl", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
+_WORDS = ("wsl", "radeon", "amd", "rx", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
           "rtx", "gtx", "tesla", "nvidia", "driver")
 
 
@@ -76,7 +78,17 @@ def parse(text: str) -> dict:
     _os(facts, flat, lower)
     for m in _GPU.finditer(flat):
         _gpu(facts, m.group(1))
+    if "amd" in lower or "radeon" in lower or re.search(r"\brx ?\d{3,4}\b", lower):
+        _amd(facts, flat)
     return facts
+
+
+def _amd(facts: dict, flat: str) -> None:
+    """An AMD GPU named ("RX 6800", "Radeon RX 7900 XTX"): the machine's, unless an NVIDIA one is named too."""
+    m = _AMD.search(flat)
+    if m and not (facts.get("nvidia") or {}).get("gpus"):
+        name = re.sub(r"\s{1,20}", " ", m.group(1).strip())
+        put(facts, "amd.gpus", [{"name": name if name.lower().startswith("amd") else f"AMD {name}"}])
 
 
 def _first_stated(facts: dict, path: str, pattern: re.Pattern, flat: str, dist: str = "") -> None:
