@@ -567,22 +567,18 @@ _ENGINES = ("docker", "podman", "apptainer", "kubernetes")  # container runtimes
 
 def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:
     """The text says the program ran in a container, and no GPU was seen in it."""
+    from envdoctor.diagnose.container import run_fixes
+
     engine = facts.host.container
     if engine not in _ENGINES or facts.gpus:
         return None
-    run = {"podman": ("podman", "run", "--device", "nvidia.com/gpu=all", "…"),
-           "apptainer": ("apptainer", "exec", "--nv", "…"),
-           "kubernetes": "Request the GPU in the pod (resources.limits nvidia.com/gpu: 1) with the NVIDIA device plugin "
-                         "running, and the nvidia runtime as the node's default or the pod's RuntimeClass",
-           }.get(engine, ("docker", "run", "--gpus", "all", "…"))
     return Finding(
         code="container-gpu-missing", severity="error", section="nvidia",
         title=f"the program ran in a {engine} container and no GPU is seen in it",
         detail=("A container gets the GPU only when started with it (docker `--gpus all`, podman a CDI device, "
                 "singularity/apptainer `--nv`) on a "
                 "host with the NVIDIA container toolkit; the driver is the host's, never installed in the image."),
-        fix=(run, "If that fails, install the NVIDIA container toolkit on the host and run "
-                  "`sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker`"),
+        fix=run_fixes(engine),
         evidence=(f"host.container={engine}", "nvidia.gpus=[]"))
 
 

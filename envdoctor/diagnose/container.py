@@ -116,7 +116,11 @@ def gpu_wanted(facts: Facts) -> Optional[tuple[str, str]]:
     return None
 
 
-def _run_fixes(runtime: Optional[str]) -> tuple:
+def run_fixes(runtime: Optional[str]) -> tuple:
+    """How to start a container of this runtime with the GPU (docker's when the runtime is unknown)."""
+    if runtime == "apptainer":
+        return ("Start it with the GPU: `apptainer exec --nv …` (singularity: `singularity exec --nv …`); --nv binds "
+                "the host's driver libraries and devices into the container",)
     if runtime == "podman":
         return ("On the host: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml` (once per driver "
                 "update), then start the container with the GPU:",
@@ -161,7 +165,7 @@ def container_without_gpu(facts: Facts) -> Iterable[Finding]:
         detail=(f"{why}, but the container has no NVIDIA device nodes: it was started without `--gpus` (docker), "
                 "without a CDI device (podman) or without the NVIDIA runtime, or the host has no working driver. "
                 "A driver is never installed inside a container; the host's is passed in at start."),
-        fix=_run_fixes(c.runtime),
+        fix=run_fixes(c.runtime),
         evidence=ev,
     )
 
