@@ -80,22 +80,17 @@ def _notes(before: dict, part: dict) -> list[str]:
     notes += [f"cuDNN {e['version']}" for e in _get(part, "cudnn") or [] if e.get("version") not in old]
     added = {name: version for name, version in (_get(part, "python.packages") or {}).items()
              if name not in (_get(before, "python.packages") or {})}
-    notes += [f"{name} {added.pop(name)}" for name in _NAMED_DISTS if name in added and not _shown(notes, name, added[name])]
-    count = len(added)
+    named = [name for name in _NAMED_DISTS if name in added]
+    notes += [f"{name} {added.pop(name)}" for name in named]  # a repeat of "torch X" goes at the end
     conda = len(set(_get(part, "python.conda_packages") or {}) - set(_get(before, "python.conda_packages") or {}))
-    for n, what in ((count, "pip package"), (conda, "conda package")):
-        notes += [f"{n} {'other ' if count < len(_get(part, 'python.packages') or {}) and what == 'pip package' else ''}{what}{'s' if n > 1 else ''}"] if n else []
+    for n, what in ((len(added), "other pip package" if named else "pip package"), (conda, "conda package")):
+        notes += [f"{n} {what}{'s' if n > 1 else ''}"] if n else []
     jetson = part.get("jetson")
     if isinstance(jetson, dict) and jetson.get("l4t") is None and jetson.get("jetpack") is None:
         notes.append(jetson.get("model") or "a Jetson")
     if part and not notes and merge(before, part) != before:  # something less prominent: say where it went
         notes.append("facts on " + ", ".join(sorted(part)))
     return list(dict.fromkeys(notes))
-
-
-def _shown(notes: list[str], name: str, version: str) -> bool:
-    """Whether a note already says this version ("torch 2.6.0" from the framework block)."""
-    return f"{name} {version}" in notes
 
 
 def _gpu(gpu: dict) -> str:
