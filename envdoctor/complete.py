@@ -234,12 +234,14 @@ def _driver_cuda(facts: Facts, inferred: dict) -> Facts:
 
 
 def _packages_from_frameworks(facts: Facts, inferred: dict) -> Facts:
-    """A framework version a report states (collect_env's "PyTorch version") is its installed package."""
+    """A framework version a report states (collect_env's "PyTorch version") is its installed package.
+    Not Paddle's: its two packages are two builds (`paddlepaddle` CPU, `paddlepaddle-gpu`), and the
+    version does not say which."""
     from envdoctor.probe.deep import DISTRIBUTIONS  # framework key -> the distributions that install it
 
     packages = dict(facts.python.packages)
     for key, fw in facts.frameworks.items():
-        dists = DISTRIBUTIONS.get(key, ())
+        dists = DISTRIBUTIONS.get(key, ()) if key != "paddle" else ()
         dist = dists[0] if dists else None
         if dist and fw.version and not any(d in packages for d in dists):
             packages[dist] = fw.version

@@ -402,6 +402,7 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
     candidates = [c for c in match.signature.codes if not (described and _refuted(c, framework, facts))]
     if described:  # a cause tied to where the program ran (WSL, a container, a Jetson) comes first there
+        candidates = list(dict.fromkeys(_context_causes(candidates, facts) + candidates))
         candidates.sort(key=lambda c: not _in_context(c, facts))
     fix: tuple[Fix, ...] = (match.generic_fix,)
     if match.signature.plan_fix and framework in _PLANNED:  # this machine's install command, then the why
@@ -415,7 +416,8 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
 def _refuted(code: str, framework: str, facts: Facts) -> bool:
     """A candidate cause that the described machine's own facts rule out, so the next one is named: a
     torch tagged +cuXXX / built for a CUDA version is no CPU-only build; a machine known to run
-    Linux, macOS or WSL is not native Windows; a known Windows or macOS host has no WSL."""
+    Linux, macOS or WSL is not native Windows; a known Windows or macOS host has no WSL; a driver
+    that reported its version is installed."""
     if code == "cpu-only-build" and framework in ("pytorch", "torchvision", "torchaudio"):
         from envdoctor.diagnose._common import local_tag, package
 
@@ -426,7 +428,27 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
         return facts.host.wsl is True or facts.host.os in ("linux", "macos")
     if code == "wsl-gpu-setup":
         return facts.host.os in ("windows", "macos")
+    if code == "no-nvidia-driver":  # nvidia-smi answered with a driver version somewhere in the text
+        nv = facts.nvidia
+        return bool(nv is not None and nv.driver_version and not nv.failure)
     return False
+
+
+# Where the program ran can explain a message that only says the GPU is out of reach: no driver seen
+# inside a container started without GPU access, or inside WSL; a CPU build on a Jetson is the
+# generic wheel; no NVIDIA GPU at all on a Mac or an AMD-only machine.
+_CONTEXT_EXPLAINS = {
+    "container-gpu-missing": ("no-nvidia-driver", "cuda-init-failed"),
+    "wsl-gpu-setup": ("no-nvidia-driver", "cuda-init-failed"),
+    "jetson-wrong-wheel": ("cpu-only-build",),
+    "no-gpu-platform": ("no-nvidia-driver", "cpu-only-build", "cuda-init-failed"),
+}
+
+
+def _context_causes(codes: list[str], facts: Facts) -> list[str]:
+    """The context's own cause, for a message whose candidate causes it explains."""
+    return [context for context, explains in _CONTEXT_EXPLAINS.items()
+            if any(c in explains for c in codes) and _in_context(context, facts)]
 
 
 def _in_context(code: str, facts: Facts) -> bool:

@@ -77,6 +77,18 @@ def _package(dist: str) -> Callable[[dict, str], None]:
     return read
 
 
+def _paddle(facts: dict, value: str) -> None:
+    """Paddle's template asks for "PaddlePaddle版本": the package only where the answer names the build
+    ("paddlepaddle-gpu 2.5.1", "2.5.1 GPU", "2.4 cpu版"); a bare "paddle 1.8.4" is the framework's version."""
+    match = _VERSION.search(value)
+    if not match or "." not in match.group(1):
+        return
+    low = value.lower()
+    path = ("python.packages.paddlepaddle-gpu" if "gpu" in low else "python.packages.paddlepaddle" if "cpu" in low
+            else "frameworks.paddle.version")
+    put(facts, path, match.group(1))
+
+
 def _python(facts: dict, value: str) -> None:
     match = re.search(r"(?<![\d.])(3\.\d{1,2}(?:\.\d{1,2})?)(?![\d.])", value)
     if match:
@@ -130,7 +142,7 @@ _READERS: tuple[tuple[tuple[str, ...], Callable[[dict, str], None]], ...] = (
     (("torchvision version", "torchvision"), _package("torchvision")),
     (("jax version", "jax"), _package("jax")),
     (("jaxlib version", "jaxlib"), _package("jaxlib")),
-    (("paddle version", "paddlepaddle version", "paddlepaddle"), _package("paddlepaddle")),
+    (("paddle version", "paddlepaddle version", "paddlepaddle"), _paddle),
     (("python version", "python"), _python),
     (("os platform and distribution", "os platform", "operating system", "os", "platform", "system"), _os),
     (("cuda/cudnn version", "cuda / cudnn version", "cuda version", "cuda/cudnn", "cuda"), _cuda_cudnn),

@@ -8,7 +8,9 @@ never from a command line or a requirement ("pip install tensorflow==2.15", "req
   python.packages.<dist>      tensorflow ("TF 2.12" / "TensorFlow 2.10.1" / "tensorflow-gpu 2.6" /
                               "TensorFlow v2.9" / "tensorflow version is 2.12.0"), torch ("PyTorch
                               2.1.0", "torch version: 1.13"), torchvision, torchaudio, jax, jaxlib,
-                              paddlepaddle(-gpu) ("Paddle 2.5.1")
+                              paddlepaddle-gpu ("paddlepaddle-gpu 2.5.1")
+  frameworks.paddle.version   "Paddle 2.5.1" / "paddlepaddle 2.5.1": the framework's version, not which
+                              of its packages (CPU or GPU) is installed
   host.os, host.distro        "Windows 10" / "Win11" (not when the text mentions WSL: the GPU then
                               runs under Linux), "Ubuntu 22.04", "macOS 14"
   host.wsl                    the text names WSL ("on WSL2", "in WSL") and never as what was not used
@@ -17,6 +19,7 @@ never from a command line or a requirement ("pip install tensorflow==2.15", "req
   nvidia.driver_version       "driver 535.104.05" / "NVIDIA driver version 470.82" (three-digit major)
   amd.gpus[].name             an AMD GPU ("RX 6800", "Radeon RX 7900 XTX") where no NVIDIA one is named
   nvidia.gpus[].name          an NVIDIA product the GPU table knows: "RTX 3060", "GeForce GTX 1080 Ti",
+                              "Quadro K4000", "TITAN V", "MX150", "RTX A6000", "GTX 960M",
                               "Tesla V100", "NVIDIA A100", and a bare data-centre name only with its
                               memory or form factor ("V100/16GB", "A100 80GB", "H100 SXM")
 A sentence's full stop ends a version ("Windows 11.", "2.12.0."). The least trusted reader: any tool
@@ -48,7 +51,9 @@ _DRIVER = re.compile(r"(?<![\w.-])(?:NVIDIA |GPU |graphics )?driver(?: version)?
 _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\d)", re.I | re.A)
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
-_GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER)?"
+_GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER|M)?"
+                  r"|(?:NVIDIA )?Quadro (?:RTX )?[KMP]?\d{3,5}|(?:NVIDIA )?(?:GeForce )?(?:GTX )?TITAN (?:Xp|X|V|RTX|Black|Z)"
+                  r"|(?:NVIDIA )?(?:GeForce )?MX ?\d{3}|(?:NVIDIA )?RTX A\d{4}"
                   r"|(?:NVIDIA )?Tesla [KMPVT]\d{1,3}|NVIDIA (?:A|H|B|L)\d{1,3}[A-Z]?"
                   r"|[KPVAHB]\d{2,3}(?= ?/? ?\d{1,3} ?GB\b| \(?(?:PCIe|SXM|NVL)))(?![\w]|\.\d)", re.I | re.A)
 _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
@@ -61,7 +66,7 @@ _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
 _WORDS = ("wsl", "radeon", "amd", "rx", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
-          "rtx", "gtx", "tesla", "nvidia", "driver")
+          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver")
 
 
 def parse(text: str) -> dict:
@@ -72,7 +77,9 @@ def parse(text: str) -> dict:
     kept = [line for line in text.splitlines() if not _COMMAND.search(line)]  # a command names what is wanted
     flat = flatten("\n".join(kept)).replace("**", "").replace("`", "")
     for dist, pattern in _PACKAGES:
-        _first_stated(facts, f"python.packages.{dist}", pattern, flat, dist)
+        # "Paddle 2.5" / "paddlepaddle 2.5" names the framework, not which of its two packages is installed
+        path = "frameworks.paddle.version" if dist == "paddlepaddle" else f"python.packages.{dist}"
+        _first_stated(facts, path, pattern, flat, dist)
     _first_stated(facts, "python.version", _PYTHON, flat)
     _first_stated(facts, "nvidia.driver_version", _DRIVER, flat)
     _os(facts, flat, lower)

@@ -6,8 +6,9 @@ parts as bounded groups (a template quoted with its placeholders, "Found GPU%d %
 Python comes from tracebacks' paths as major.minor only (".../python3.10/site-packages/",
 "…\\Python311\\Lib\\site-packages") and wheel tags pip downloaded ("-cp312-cp312-win_amd64.whl"),
 and only when every such hint agrees; host.os/arch likewise ("C:\\…", "[WinError", "/usr/lib/
-x86_64-linux-gnu/", "/opt/homebrew/", uv's "You're on macOS (`macosx_15_0_arm64`)"; "-microsoft-
-standard-WSL2" is Linux under WSL2 whatever else the paste shows).
+x86_64-linux-gnu/", "/opt/homebrew/", uv's "You're on macOS (`macosx_15_0_arm64`)"; a WSL
+kernel release, "4.4.0-19041-Microsoft" (WSL 1) or "…-microsoft-standard-WSL2", is Linux under WSL
+whatever else the paste shows, and names the kernel).
 """
 
 from __future__ import annotations
@@ -198,11 +199,19 @@ def _platform(facts: dict, flat: str) -> None:
         _tag(m.group(2), oses, arches)
     for m in _UV_PLATFORM.finditer(flat):
         _tag(m.group(2), oses, arches)
-    wsl = "-microsoft-standard-WSL2" in flat
+    kernel = _WSL_KERNEL.search(flat)
+    wsl = kernel is not None or "-microsoft-standard-WSL2" in flat
     _only(facts, "host.os", {"linux"} if wsl else oses)
     put(facts, "host.wsl", True if wsl else None)
+    if kernel is not None:
+        put(facts, "host.kernel", kernel.group(1))
     _only(facts, "host.arch", arches)
     _only(facts, "python.version", pythons)
+
+
+# A WSL kernel release, as /proc/version or `uname -a` print it: WSL 1 "4.4.0-19041-Microsoft",
+# WSL 2 "5.15.153.1-microsoft-standard-WSL2" (older: "4.19.104-microsoft-standard").
+_WSL_KERNEL = re.compile(r"(?<![\w.])(\d\.\d{1,2}\.\d{1,3}(?:\.\d{1,3})?-(?:\d{1,6}-)?[Mm]icrosoft(?:-standard(?:-WSL2)?)?)(?![\w-])")
 
 
 def _tag(tag: str, oses: set, arches: set) -> None:
