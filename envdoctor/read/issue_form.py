@@ -28,6 +28,8 @@ def parse(text: str) -> dict:
         reader = _reader(field)
         if reader is _cuda_cudnn and _after_driver_version(fields, i):
             reader = _driver_cuda  # nvidia-smi's header, pasted one field a line: the driver's CUDA
+        if reader is _paddle and field.strip(" *`").lower() == "paddlepaddle":
+            reader = _package("paddlepaddle")  # "paddlepaddle: 2.3.2", a package listed by its name
         if reader and value and not _UNKNOWN.match(value):
             reader(facts, value)
     return facts
