@@ -545,10 +545,22 @@ def _cpu_torch_on_cuda_machine(facts: Facts) -> Optional[Finding]:
 
 
 def _paddle_cpu_package(facts: Facts) -> Optional[Finding]:
-    """The text names `paddlepaddle` as installed (and not `paddlepaddle-gpu`): Paddle's CPU package.
-    With both installed they overwrite each other's files, which is a problem of its own."""
+    """The text says the installed Paddle is compiled without CUDA, or names `paddlepaddle` as installed
+    (and not `paddlepaddle-gpu`): Paddle's CPU package. With both installed they overwrite each other's
+    files, which is a problem of its own."""
     from envdoctor.diagnose._common import package, plan_fix
 
+    paddle = facts.frameworks.get("paddle")
+    if paddle is not None and paddle.extra.get("compiled_with_cuda") is False:
+        version = package(facts, "paddlepaddle-gpu") or package(facts, "paddlepaddle") or paddle.version or "?"
+        return Finding(
+            code="cpu-only-build", severity="error", section="frameworks",
+            title=f"Paddle {version} is compiled without CUDA, and the machine has NVIDIA CUDA",
+            detail="paddle.is_compiled_with_cuda() is False: this Paddle never uses the GPU (the CPU package "
+                   "`paddlepaddle`, or it overwrote `paddlepaddle-gpu` when both were installed).",
+            fix=plan_fix(facts, "paddle", "Uninstall paddlepaddle and paddlepaddle-gpu, then install only paddlepaddle-gpu: "
+                                          "`envdoctor install paddle --cuda auto`"),
+            evidence=("frameworks.paddle.extra.compiled_with_cuda=false",))
     version = package(facts, "paddlepaddle")
     if not version or package(facts, "paddlepaddle-gpu"):
         return None

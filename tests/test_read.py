@@ -445,7 +445,15 @@ def test_paddle_version_show_format():
     shown = "full_version: 2.6.1\nmajor: 2\nminor: 6\npatch: 1\nrc: 0\ncuda: 11.8\ncudnn: 8.6.0"
     assert misc.parse(shown) == {"frameworks": {"paddle": {"version": "2.6.1", "cuda": "11.8", "cudnn": "8.6.0"}}}
     cpu = "commit: cbf3469113cd76b7d5f4cba7b8d7d5f55d9e9911\ncuda: False\ncudnn: False"
-    assert misc.parse(cpu) == {"frameworks": {"paddle": {"extra": {"cuda_build": False}}}}
+    assert misc.parse(cpu) == {"frameworks": {"paddle": {"extra": {"compiled_with_cuda": False}}}}
+
+
+def test_paddle_summary_env_says_whether_it_is_compiled_with_cuda():
+    # tools/summary_env.py: "Paddle With CUDA: {paddle.base.core.is_compiled_with_cuda()}"
+    assert misc.parse(load("misc_paddle_summary_env_cpu.txt"))["frameworks"] == {"paddle": {"extra": {"compiled_with_cuda": False}}}
+    facts = read_machine(load("misc_paddle_summary_env_cpu.txt"))[0]
+    assert facts["frameworks"]["paddle"]["version"] == "2.2.1" and facts["nvidia"]["driver_version"] == "495.44"
+    assert misc.parse("Paddle version: 2.6.1\nPaddle With CUDA: True")["frameworks"]["paddle"]["extra"] == {"compiled_with_cuda": True}
 
 
 def test_jetson_release():

@@ -1,7 +1,7 @@
 """The other outputs reports paste: `nvcc --version`, `jax.print_environment_info()`,
 `tf.sysconfig.get_build_info()`, REPL lines (`tf.__version__`, `torch.cuda.is_available()`,
-`tf.config.list_physical_devices('GPU')` → `[]`, IPython's `Out[3]: '1.4.1'`), `paddle.utils.run_check()`
-and `paddle.version.show()`, `jetson_release`, `/etc/nv_tegra_release`, `/proc/driver/nvidia/version`,
+`tf.config.list_physical_devices('GPU')` → `[]`, IPython's `Out[3]: '1.4.1'`), `paddle.utils.run_check()`,
+`paddle.version.show()` and Paddle's `tools/summary_env.py` ("Paddle With CUDA: False"), `jetson_release`, `/etc/nv_tegra_release`, `/proc/driver/nvidia/version`,
 `lsb_release -a`, `/etc/os-release`, `uname -a`, Python's `platform.uname()`, `python --version` and
 the REPL banner. Each reader needs the output's own fixed words, so prose is not read.
 """
@@ -31,6 +31,7 @@ _JAX_DEVICES = re.compile(r"jax\.devices \((\d{1,5}) total, \d{1,5} local\): \[(
 _TF_BUILD = re.compile(r"'(cuda_version|cudnn_version|is_cuda_build|cuda_compute_capabilities)'[,:] "
                        r"('[^']{1,20}'|True|False|\[[^\]]{0,2000}\])")
 _PADDLE_START = re.compile(r"full_version: \S{1,40}|commit: [0-9a-f]{40}")
+_PADDLE_WITH_CUDA = re.compile(r"Paddle With CUDA: (True|False)")
 _PADDLE_SHOW = re.compile(r"(full_version|commit|cuda|cudnn): '?([^'\s]{1,60})'?")
 _JETSON_KEY = re.compile(r"(?:[-*] )?(Model|Jetpack|L4T|CUDA|cuDNN|Python|Distribution|Release): (\S.{0,120})")
 _JETPACK = re.compile(r"Jetpack:? (\d{1,2}\.\d{1,2}(?:\.\d{1,2})?) \[L4T (\d{2}\.\d{1,2}\.\d{1,2})\]")
@@ -131,6 +132,9 @@ def _paddle(facts: dict, lines: list[str]) -> None:
         put(facts, "frameworks.paddle.device_available", True)
     if any(l.startswith("You are using GPU version PaddlePaddle, but there is no GPU") for l in lines):
         put(facts, "frameworks.paddle.device_available", False)
+    with_cuda = next((m.group(1) for l in lines if (m := _PADDLE_WITH_CUDA.fullmatch(l))), None)
+    if with_cuda:  # tools/summary_env.py: paddle.base.core.is_compiled_with_cuda()
+        put(facts, "frameworks.paddle.extra.compiled_with_cuda", with_cuda == "True")
     start = next((i for i, l in enumerate(lines) if _PADDLE_START.fullmatch(l)), None)
     if start is None:
         return
@@ -140,7 +144,7 @@ def _paddle(facts: dict, lines: list[str]) -> None:
         if key == "full_version":
             put(facts, "frameworks.paddle.version", pep440(value))
         elif key in ("cuda", "cudnn") and value == "False":
-            put(facts, "frameworks.paddle.extra.cuda_build", False)
+            put(facts, "frameworks.paddle.extra.compiled_with_cuda", False)
         elif key in ("cuda", "cudnn"):
             put(facts, f"frameworks.paddle.{key}", numeric(value, 2))
 
