@@ -434,6 +434,9 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
     return False
 
 
+_ENGINES = ("docker", "podman", "apptainer", "kubernetes")  # container runtimes a text can name
+
+
 # Where the program ran can explain a message that only says the GPU is out of reach: no driver seen
 # inside a container started without GPU access, or inside WSL; a CPU build on a Jetson is the
 # generic wheel; no NVIDIA GPU at all on a Mac or an AMD-only machine.
@@ -553,23 +556,23 @@ def _paddle_cpu_package(facts: Facts) -> Optional[Finding]:
     paddle = facts.frameworks.get("paddle")
     if paddle is not None and paddle.extra.get("compiled_with_cuda") is False:
         version = package(facts, "paddlepaddle-gpu") or package(facts, "paddlepaddle") or paddle.version or "?"
-        return Finding(
-            code="cpu-only-build", severity="error", section="frameworks",
-            title=f"Paddle {version} is compiled without CUDA, and the machine has NVIDIA CUDA",
-            detail="paddle.is_compiled_with_cuda() is False: this Paddle never uses the GPU (the CPU package "
-                   "`paddlepaddle`, or it overwrote `paddlepaddle-gpu` when both were installed).",
-            fix=plan_fix(facts, "paddle", "Uninstall paddlepaddle and paddlepaddle-gpu, then install only paddlepaddle-gpu: "
-                                          "`envdoctor install paddle --cuda auto`"),
-            evidence=("frameworks.paddle.extra.compiled_with_cuda=false",))
-    version = package(facts, "paddlepaddle")
-    if not version or package(facts, "paddlepaddle-gpu"):
+        title = f"Paddle {version} is compiled without CUDA"
+        detail = ("paddle.is_compiled_with_cuda() is False: this Paddle never uses the GPU (the CPU package "
+                  "`paddlepaddle`, or it overwrote `paddlepaddle-gpu` when both were installed).")
+        evidence = "frameworks.paddle.extra.compiled_with_cuda=false"
+    elif package(facts, "paddlepaddle") and not package(facts, "paddlepaddle-gpu"):
+        version = package(facts, "paddlepaddle")
+        title = f"paddlepaddle {version} is Paddle's CPU package"
+        detail = "`paddlepaddle` never uses the GPU; the CUDA build is the separate `paddlepaddle-gpu` package."
+        evidence = f"python.packages.paddlepaddle={version}"
+    else:
         return None
     return Finding(
         code="cpu-only-build", severity="error", section="frameworks",
-        title=f"paddlepaddle {version} is Paddle's CPU package, and the machine has NVIDIA CUDA",
-        detail="`paddlepaddle` never uses the GPU; the CUDA build is the separate `paddlepaddle-gpu` package.",
-        fix=plan_fix(facts, "paddle", "Uninstall paddlepaddle, then install paddlepaddle-gpu: `envdoctor install paddle --cuda auto`"),
-        evidence=(f"python.packages.paddlepaddle={version}",))
+        title=f"{title}, and the machine has NVIDIA CUDA", detail=detail,
+        fix=plan_fix(facts, "paddle", "Uninstall paddlepaddle (and paddlepaddle-gpu if both are there), then install "
+                                      "only paddlepaddle-gpu: `envdoctor install paddle --cuda auto`"),
+        evidence=(evidence,))
 
 
 def _jetson_build_unknown(facts: Facts, framework: str) -> Optional[Finding]:
@@ -594,9 +597,6 @@ def _jetson_build_unknown(facts: Facts, framework: str) -> Optional[Finding]:
              (f"Read the JetPack release (`cat /etc/nv_tegra_release`), then install NVIDIA's Jetson build of {name} for it "
               f"(`envdoctor install {framework}` on the Jetson names the source)",)),
         evidence=(f"jetson.l4t={jetson.l4t}", f"jetson.jetpack={jetson.jetpack}"))
-
-
-_ENGINES = ("docker", "podman", "apptainer", "kubernetes")  # container runtimes a text can name
 
 
 def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:

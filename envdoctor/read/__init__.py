@@ -15,6 +15,7 @@ from typing import Any
 from envdoctor.facts import SCHEMA
 from envdoctor.read import collect_env, envdoctor_report, issue_form, misc, nvidia_smi, packages, prose, stated, versions_quoted
 from envdoctor.read._util import merge
+from envdoctor.values import FRAMEWORK_DISTRIBUTIONS
 
 PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse), ("misc", misc.parse),
            ("packages", packages.parse), ("issue form", issue_form.parse), ("quoted", versions_quoted.parse),
@@ -29,8 +30,9 @@ _NOTED = (  # (path, how a note shows it)
     ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.container", "in a {} container"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"),
     ("amd.rocm_version", "ROCm {}"), ("host.wsl", "WSL"),
 )
-_NAMED_DISTS = ("torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "paddlepaddle",
-                "paddlepaddle-gpu")  # shown by name and version; other packages are counted
+# Shown by name and version (torch's companions right after it); other packages are counted.
+_NAMED_DISTS = ("torch", "torchvision", "torchaudio") + tuple(
+    dist for framework, dists in FRAMEWORK_DISTRIBUTIONS.items() if framework != "torch" for dist in dists)
 
 __all__ = ["read_machine", "merge", "PARSERS"]
 
