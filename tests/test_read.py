@@ -660,6 +660,8 @@ def test_stated_requirements_commands_and_two_systems_are_not_read():
 
     assert stated.parse(load("stated_requirements_not_read.txt")) == {}
     assert stated.parse("pip install tensorflow 2.15 on my Windows 11 box but it runs in WSL") == {}
+    # NVIDIA/nvidia-docker#1071: an image's tag is the image's release, not TensorFlow's version
+    assert stated.parse("I am using the following image: `nvcr.io/nvidia/tensorflow:19.08-py3`") == {}
 
 
 def test_stated_gpu_only_where_no_output_names_one():

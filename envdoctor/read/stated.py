@@ -3,7 +3,8 @@
 is: 1.10.1 and torchvision version is: 0.11.2+cu102", "NVIDIA driver 470.82".
 
 Only named, unambiguous statements are read, each once (the first that is not a requirement), and
-never from a command line or a requirement ("pip install tensorflow==2.15", "requires Python 3.9+",
+never from a command line, a requirement or an image name ("pip install tensorflow==2.15", "requires Python 3.9+",
+"nvcr.io/nvidia/tensorflow:19.08-py3", whose tag is the image's release,
 "TF >= 2.11", "upgrade to PyTorch 2.1", "Python 3.8 or later"):
   python.packages.<dist>      tensorflow ("TF 2.12" / "TensorFlow 2.10.1" / "tensorflow-gpu 2.6" /
                               "TensorFlow v2.9" / "tensorflow version is 2.12.0"), torch ("PyTorch
@@ -44,7 +45,7 @@ _NAMES = (  # (dist, how a sentence names it); a longer name first where one con
     ("jaxlib", r"jaxlib"), ("jax", r"jax"),
     ("paddlepaddle-gpu", r"paddlepaddle[-_]gpu"), ("paddlepaddle", r"(?:paddlepaddle|paddle)"),
 )
-_PACKAGES = tuple((dist, re.compile(r"(?<![\w.-])" + name + _IS + _VERSION + _AFTER, re.I | re.A)) for dist, name in _NAMES)
+_PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])" + name + _IS + _VERSION + _AFTER, re.I | re.A)) for dist, name in _NAMES)
 _PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
 _DRIVER = re.compile(r"(?<![\w.-])(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?"
                      r"([3-9]\d{2}\.\d{2,3}(?:\.\d{2,3})?)" + _END, re.I | re.A)
