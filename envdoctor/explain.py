@@ -19,6 +19,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+try:
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+except ImportError:  # Python 3.10
+    import sre_parse  # type: ignore[no-redef]
+
 from envdoctor.facts import Facts
 from envdoctor.findings import Finding, Fix
 from envdoctor.matrix.loader import MatrixError, data_dir, load, load_file
@@ -37,7 +42,7 @@ _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^}]*))?\}")  # {name} or {name|text wh
 class Signature:
     id: str
     framework: str
-    pattern: re.Pattern
+    regex: str  # validated at load; compiled on first use, as most texts hold few signatures' literals
     codes: tuple[str, ...]
     cause: str
     fix: str
@@ -61,6 +66,10 @@ class Signature:
     # scan of a 5 MB log per signature.
     anchors: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def pattern(self) -> re.Pattern:
+        return re.compile(self.regex, re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -159,63 +168,62 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
             raise MatrixError(f"{where}: duplicate id")
         seen.add(row["id"])
         try:
-            pattern = re.compile(row["pattern"], re.IGNORECASE)
+            parsed = _parse(row["pattern"])
         except re.error as exc:
             raise MatrixError(f"{where}: bad pattern: {exc}") from None
-        unknown = {m.group(1) for key in ("cause", "fix") for m in _PLACEHOLDER.finditer(row[key])} - set(pattern.groupindex)
+        unknown = {m.group(1) for key in ("cause", "fix") for m in _PLACEHOLDER.finditer(row[key])} - set(parsed.state.groupdict)
         if unknown:
             raise MatrixError(f"{where}: {{{sorted(unknown)[0]}}} is not a (?P<name>...) group of the pattern")
         examples = row.get("example") or []
         if isinstance(examples, str):
             examples = [examples]
-        found.append(Signature(id=row["id"], framework=row["framework"], pattern=pattern, codes=tuple(codes),
+        found.append(Signature(id=row["id"], framework=row["framework"], regex=row["pattern"], codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"], noise=bool(row.get("noise", False)),
                                symptom=bool(row.get("symptom", False)), generic=bool(row.get("generic", False)),
                                program_error=bool(row.get("program_error", False)),
-                               needles=(needles := literal_needles(row["pattern"])),
-                               anchors=literal_anchors(row["pattern"]) if needles else (), examples=tuple(examples)))
+                               needles=(needles := _needles(parsed)),
+                               anchors=_anchors(parsed) if needles else (), examples=tuple(examples)))
     return tuple(found)
 
 
 MIN_NEEDLE = 6  # shorter literals are too common to tell texts apart
 
 
-def literal_needles(pattern: str) -> tuple[str, ...]:
+def _parse(pattern: str):
+    """The pattern's parse tree (re.error when it is no regular expression): parsed once, for its
+    group names and its literal runs; compiling waits for a text that holds those runs."""
+    return sre_parse.parse(pattern, re.IGNORECASE)
+
+
+def _branches(parsed) -> list:
+    """The items of each top-level branch: one for a pattern that is no single alternation."""
+    if len(parsed) == 1 and parsed[0][0] is sre_parse.BRANCH:
+        return list(parsed[0][1][1])
+    return [parsed]
+
+
+def _needles(parsed) -> tuple[str, ...]:
     """The longest run of plain characters the pattern must contain (lowercased), outside any
     alternation, repetition or class, so a quick substring test tells which texts can match at all;
     for a pattern that is one top-level alternation, one such run per branch."""
-    try:
-        from re import _parser as sre_parse  # type: ignore[attr-defined]
-    except ImportError:  # Python 3.10
-        import sre_parse  # type: ignore[no-redef]
-    parsed = sre_parse.parse(pattern, re.IGNORECASE)
-    if len(parsed) == 1 and parsed[0][0] is sre_parse.BRANCH:
-        runs = tuple(_longest_run(sre_parse, branch) for branch in parsed[0][1][1])
-    else:
-        runs = (_longest_run(sre_parse, parsed),)
+    runs = tuple(_longest_run(branch) for branch in _branches(parsed))
     return runs if all(len(r) >= MIN_NEEDLE for r in runs) else ()
 
 
-def literal_anchors(pattern: str) -> tuple[str, ...]:
+def _anchors(parsed) -> tuple[str, ...]:
     """Per needle (branch), the longest token that spaces delimit on both sides inside one of the
     pattern's required literal runs (a token at a run's edge may be part of a longer word in the text),
     if it has 4 characters or more, else ""."""
-    try:
-        from re import _parser as sre_parse  # type: ignore[attr-defined]
-    except ImportError:  # Python 3.10
-        import sre_parse  # type: ignore[no-redef]
-    parsed = sre_parse.parse(pattern, re.IGNORECASE)
-    branches = parsed[0][1][1] if len(parsed) == 1 and parsed[0][0] is sre_parse.BRANCH else [parsed]
     anchors = []
-    for items in branches:
-        inner = [t for run in _runs(sre_parse, items) for t in run.split(" ")[1:-1]]
+    for items in _branches(parsed):
+        inner = [t for run in _literal_runs(items) for t in run.split(" ")[1:-1]]
         best = max(inner, key=len, default="")
         anchors.append(best if len(best) >= 4 else "")
     return tuple(anchors)
 
 
-def _runs(sre_parse, items) -> list[str]:
+def _literal_runs(items) -> list[str]:
     runs, run = [], []
     for op, value in items:
         if op is sre_parse.LITERAL:
@@ -226,14 +234,8 @@ def _runs(sre_parse, items) -> list[str]:
     return runs + ["".join(run).lower()]
 
 
-def _longest_run(sre_parse, items) -> str:
-    best, run = "", []
-    for op, value in items:
-        if op is sre_parse.LITERAL:
-            run.append(chr(value))
-            continue
-        best, run = max(best, "".join(run), key=len), []
-    return max(best, "".join(run), key=len).lower()
+def _longest_run(items) -> str:
+    return max(_literal_runs(items), key=len)
 
 
 # --- matching -------------------------------------------------------------------------------------

@@ -88,9 +88,11 @@ def unquote(text: str) -> str:
     text = _ANSI.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text)
-    text = _QUOTE.sub("", text)
+    if ">" in text:
+        text = _QUOTE.sub("", text)
     text = rejoin_hard_wraps(text)
-    text = _FENCE.sub("", _FENCE_TEXT.sub(r"\1", text))
+    if "```" in text or "~~~" in text:
+        text = _FENCE.sub("", _FENCE_TEXT.sub(r"\1", text))
     if "<" in text:
         text = _HTML_TAG.sub("", text)
     if "&" in text:
