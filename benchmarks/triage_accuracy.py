@@ -108,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=("dev", "held", "all"), default="all")
     ap.add_argument("--host", action="store_true", help="judge texts that describe no machine on this one")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per thread")
+    ap.add_argument("--since", type=int, default=0, metavar="N",
+                    help="only reports numbered N or higher (a fresh round, scored before any rule is written from it)")
     args = ap.parse_args(argv)
-    reports = [parse(p) for p in sorted(REPORTS.glob("*.txt"))]
+    reports = [parse(p) for p in sorted(REPORTS.glob("*.txt")) if int(p.name[:3]) >= args.since]
     if args.split != "all":
         reports = [r for r in reports if r["split"] == args.split]
     rows = []
