@@ -396,7 +396,7 @@ def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tu
 
 
 def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool = False) -> Explained:
-    framework = match.signature.framework
+    framework = _framework_of(match, facts)
     for code in match.signature.codes:
         confirmed = (next((f for f in findings if f.code == code and _can_explain(f, framework)), None)
                      or _explain_check(code, match, facts, described))
@@ -413,6 +413,18 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
         planned = plan_fix(facts, framework, match.generic_fix)
         fix = planned if match.generic_fix in planned else planned + fix
     return Explained(match, (candidates or match.signature.codes)[0], None, fix)
+
+
+def _framework_of(match: Match, facts: Facts) -> str:
+    """The framework a message is judged for: its signature's, or for a CUDA runtime message that every
+    framework prints (no kernel image for the GPU), the one framework the machine is known to have."""
+    framework = match.signature.framework
+    if framework != "cuda":
+        return framework
+    from envdoctor.diagnose._common import DEEP_KEYS, installed_frameworks
+
+    known = set(installed_frameworks(facts)) | {fw for fw, key in DEEP_KEYS.items() if facts.frameworks.get(key)}
+    return known.pop() if len(known) == 1 else framework
 
 
 def _refuted(code: str, framework: str, facts: Facts) -> bool:
@@ -495,7 +507,7 @@ def _explain_check(code: str, match: Match, facts: Facts, described: bool = Fals
     """Checks that only make sense with a log in hand: the framework is not installed yet, or the
     message itself says what the machine facts alone cannot (CUDA was wanted and is not there). The
     latter judge only a machine the text describes: this machine did not print the message."""
-    framework = match.signature.framework
+    framework = _framework_of(match, facts)
     if code == "python-unsupported" and framework in _PLANNED:
         from envdoctor.diagnose.python import no_release_for_python
 

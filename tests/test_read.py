@@ -851,3 +851,12 @@ def test_stated_amd_gpu_only_where_no_nvidia_one_is_named():
 
     assert stated.parse("Here is the dump for AMD 3800 / 32GB /  RX 6800 / 10 x64 22H2") == {"amd": {"gpus": [{"name": "AMD RX 6800"}]}}
     assert "amd" not in stated.parse("AMD Ryzen 9 5900X and an RTX 3090")
+
+
+def test_stated_amd_gpu_named_by_make_only():
+    from envdoctor.read import stated
+
+    assert stated.parse("Hi, I have errors with cupy on amd gpu.")["amd"] == {"gpus": [{"name": "AMD GPU"}]}
+    assert stated.parse("I have an AMD graphics card in this laptop")["amd"] == {"gpus": [{"name": "AMD GPU"}]}
+    assert "amd" not in stated.parse("Is there a version for AMD GPUs planned?")  # a question, no machine
+    assert "amd" not in stated.parse("I have an AMD GPU and an RTX 3090; the RTX is used")

@@ -61,6 +61,8 @@ _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
 _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
 _AMD = re.compile(r"(?<![\w.-])((?:AMD )?Radeon(?: RX| Pro| VII)? ?\w{0,12}\d{2,4}\w{0,3}(?: XTX| XT)?|(?:AMD )?RX ?\d{3,4}(?: ?XTX| ?XT| ?M)?)(?![\w])", re.I | re.A)
+# An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
+_AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
 # Words just before a version that make it a wish, a requirement or a range, not what is installed.
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
@@ -92,11 +94,16 @@ def parse(text: str) -> dict:
 
 
 def _amd(facts: dict, flat: str) -> None:
-    """An AMD GPU named ("RX 6800", "Radeon RX 7900 XTX"): the machine's, unless an NVIDIA one is named too."""
+    """An AMD GPU named ("RX 6800", "Radeon RX 7900 XTX"), or one by make only ("on my AMD GPU"): the
+    machine's, unless an NVIDIA one is named too."""
+    if (facts.get("nvidia") or {}).get("gpus"):
+        return
     m = _AMD.search(flat)
-    if m and not (facts.get("nvidia") or {}).get("gpus"):
+    if m:
         name = re.sub(r"\s{1,20}", " ", m.group(1).strip())
         put(facts, "amd.gpus", [{"name": name if name.lower().startswith("amd") else f"AMD {name}"}])
+    elif _AMD_OWNED.search(flat):
+        put(facts, "amd.gpus", [{"name": "AMD GPU"}])
 
 
 def _first_stated(facts: dict, path: str, pattern: re.Pattern, flat: str, dist: str = "") -> None:
