@@ -156,6 +156,7 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         raise MatrixError("signatures.toml: no [[signature]] rows")
     seen: set[str] = set()
     found = []
+    facts = _pattern_facts([row["pattern"] for row in rows if isinstance(row, dict) and isinstance(row.get("pattern"), str)])
     for index, row in enumerate(rows):
         where = f"{row.get('_file', 'signatures.toml')}: [[signature]] row {index + 1} (id={row.get('id')})"
         for key in ("id", "framework", "pattern", "cause", "fix"):
@@ -167,11 +168,11 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         if row["id"] in seen:
             raise MatrixError(f"{where}: duplicate id")
         seen.add(row["id"])
-        try:
-            parsed = _parse(row["pattern"])
-        except re.error as exc:
-            raise MatrixError(f"{where}: bad pattern: {exc}") from None
-        unknown = {m.group(1) for key in ("cause", "fix") for m in _PLACEHOLDER.finditer(row[key])} - set(parsed.state.groupdict)
+        literal = facts[row["pattern"]]
+        if isinstance(literal, str):
+            raise MatrixError(f"{where}: bad pattern: {literal}")
+        needles, anchors, groups = literal
+        unknown = {m.group(1) for key in ("cause", "fix") for m in _PLACEHOLDER.finditer(row[key])} - set(groups)
         if unknown:
             raise MatrixError(f"{where}: {{{sorted(unknown)[0]}}} is not a (?P<name>...) group of the pattern")
         examples = row.get("example") or []
@@ -182,12 +183,35 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
                                source=row["source"], noise=bool(row.get("noise", False)),
                                symptom=bool(row.get("symptom", False)), generic=bool(row.get("generic", False)),
                                program_error=bool(row.get("program_error", False)),
-                               needles=(needles := _needles(parsed)),
-                               anchors=_anchors(parsed) if needles else (), examples=tuple(examples)))
+                               needles=tuple(needles), anchors=tuple(anchors), examples=tuple(examples)))
     return tuple(found)
 
 
 MIN_NEEDLE = 6  # shorter literals are too common to tell texts apart
+
+
+def _pattern_facts(patterns: list[str]) -> dict:
+    """Per pattern: [needles, anchors, group names], or the re.error message of a pattern that is no
+    regular expression. Parsing every pattern costs more than the rest of loading, so the result is
+    kept in the parsed-data cache, keyed by the patterns and by this module's code that derives it."""
+    from pathlib import Path
+
+    from envdoctor.matrix.loader import cached
+
+    def derive() -> dict:
+        facts: dict = {}
+        for pattern in patterns:
+            try:
+                parsed = _parse(pattern)
+            except re.error as exc:
+                facts[pattern] = str(exc)
+                continue
+            needles = _needles(parsed)
+            facts[pattern] = [list(needles), list(_anchors(parsed)) if needles else [], sorted(parsed.state.groupdict)]
+        return facts
+
+    source = "\n".join(patterns).encode() + Path(__file__).read_bytes()
+    return cached("signature-patterns", source, derive)
 
 
 def _parse(pattern: str):
@@ -314,11 +338,12 @@ _IDENT = re.compile(r"[a-z0-9_]{8,}")
 
 def _absent(needle: str, anchor: str, words: frozenset, idents: Optional[str]) -> bool:
     """Whether the needle surely is not in the text: its anchor word is not among the text's words,
-    or, for a needle that is one identifier (cudaErrorNoDevice), no identifier of the text holds it."""
+    or a run of identifier characters in it (cudaErrorNoDevice, "illegal instruction"'s "instruction")
+    is part of no identifier of the text."""
     if anchor:
         return anchor not in words
-    if idents is not None and _IDENT.fullmatch(needle):
-        return needle not in idents
+    if idents is not None:
+        return any(run not in idents for run in _IDENT.findall(needle))
     return False
 
 

@@ -109,3 +109,28 @@ def test_same_named_files_in_two_folders_do_not_evict_each_other(tmp_path, monke
         load_file(tmp_path / folder / "x.toml")
     assert len(list((tmp_path / "cache").glob("*.marshal"))) == 2  # both stay cached
     assert load_file(tmp_path / "recipes" / "x.toml")["cuda"][0]["cuda"] == "13.0"
+
+
+def test_derived_data_is_cached_until_its_source_changes(tmp_path, monkeypatch):
+    from envdoctor.matrix.loader import cached
+
+    monkeypatch.setenv("ENVDOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+
+    def derive(value):
+        return lambda: calls.append(value) or {"value": value}
+
+    assert cached("derived", b"one", derive(1)) == {"value": 1}
+    assert cached("derived", b"one", derive(2)) == {"value": 1}  # the same source: not derived again
+    assert cached("derived", b"two", derive(3)) == {"value": 3}
+    assert calls == [1, 3] and len(list((tmp_path / "cache").glob("derived.*.marshal"))) == 1
+
+
+def test_a_bad_signature_pattern_is_refused_after_a_good_load_was_cached(tmp_path, monkeypatch):
+    from envdoctor.explain import parse_signatures
+
+    monkeypatch.setenv("ENVDOCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    row = {"id": "x", "framework": "cuda", "codes": ["a"], "cause": "c", "fix": "f", "source": "s"}
+    assert parse_signatures({"signature": [dict(row, pattern="no kernel image")]})[0].needles == ("no kernel image",)
+    with pytest.raises(MatrixError, match="bad pattern"):
+        parse_signatures({"signature": [dict(row, pattern="no (kernel")]})

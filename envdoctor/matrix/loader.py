@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -83,6 +83,18 @@ def _cache_dir() -> Path:
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Caches" / "envdoctor"
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "envdoctor"
+
+
+def cached(name: str, source: bytes, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """What `compute()` derives from `source` (plain values only), kept in the parsed-data cache under
+    `name` and keyed by a hash of `source`, so it is computed again whenever `source` changes."""
+    key = hashlib.sha256(source).hexdigest()[:20]
+    hit = _cache_get(name, key)
+    if hit is not None:
+        return hit
+    data = compute()
+    _cache_put(name, key, data)
+    return data
 
 
 def _cache_name(path: Path) -> str:

@@ -36,7 +36,7 @@ _NAMED_DISTS = ("torch", "torchvision", "torchaudio") + tuple(
 
 __all__ = ["read_machine", "merge", "PARSERS"]
 
-HEAD, TAIL = 400_000, 200_000  # characters of a longer text the parsers read (a pasted issue is a few kB)
+HEAD, TAIL = 200_000, 100_000  # characters of a longer text the parsers read (a pasted issue is a few kB)
 
 
 def read_machine(text: str) -> tuple[dict, list[str]]:
