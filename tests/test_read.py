@@ -860,3 +860,19 @@ def test_stated_amd_gpu_named_by_make_only():
     assert stated.parse("I have an AMD graphics card in this laptop")["amd"] == {"gpus": [{"name": "AMD GPU"}]}
     assert "amd" not in stated.parse("Is there a version for AMD GPUs planned?")  # a question, no machine
     assert "amd" not in stated.parse("I have an AMD GPU and an RTX 3090; the RTX is used")
+
+
+@pytest.mark.parametrize("text, version", [
+    ("Version of Tensorflow - 2.1.0", "2.1.0"),
+    ("the version of tensorflow is 2.4.1.", "2.4.1"),
+])
+def test_stated_version_of_a_framework_in_other_word_orders(text, version):
+    from envdoctor.read import stated
+
+    assert stated.parse(text)["python"]["packages"]["tensorflow"] == version
+
+
+def test_a_stated_range_with_a_dash_is_no_installed_version():
+    from envdoctor.read import stated
+
+    assert stated.parse("tensorflow 2.1 - 2.3 are supported") == {}

@@ -36,7 +36,7 @@ from envdoctor.textnorm import flatten
 
 _END = r"(?![\w+]|\.\d|\.x|\.\*)"  # not part of a longer version, a wildcard or a range
 _AFTER = _END + r"(?! ?(?:or|and|to|-|~) ?(?:later|newer|higher|above|greater|up|\d))"
-_IS = r"(?: version)?(?: (?:is|was)| ?[:=])? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1"
+_IS = r"(?: version)?(?: (?:is|was)| ?[:=]| -)? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1" / "TF - 2.1.0"
 _VERSION = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[a-z0-9]{2,12}(?:\.[a-z0-9]{1,12}){0,3})?)"
 _NAMES = (  # (dist, how a sentence names it); a longer name first where one contains another
     ("tensorflow", r"(?:TF|TensorFlow(?:[-_]gpu)?)"),
@@ -45,7 +45,8 @@ _NAMES = (  # (dist, how a sentence names it); a longer name first where one con
     ("jaxlib", r"jaxlib"), ("jax", r"jax"),
     ("paddlepaddle-gpu", r"paddlepaddle[-_]gpu"), ("paddlepaddle", r"(?:paddlepaddle|paddle)"),
 )
-_PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])" + name + _IS + _VERSION + _AFTER, re.I | re.A)) for dist, name in _NAMES)
+_PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])(?:versions? of )?" + name + _IS + _VERSION + _AFTER, re.I | re.A))
+                  for dist, name in _NAMES)
 _PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
 _DRIVER = re.compile(r"(?<![\w.-])(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?"
                      r"([3-9]\d{2}\.\d{2,3}(?:\.\d{2,3})?)" + _END, re.I | re.A)
