@@ -454,7 +454,7 @@ def _framework_of(match: Match, facts: Facts) -> str:
 
 def _refuted(code: str, framework: str, facts: Facts) -> bool:
     """A candidate cause that the described machine's own facts rule out, so the next one is named: a
-    torch tagged +cuXXX / built for a CUDA version is no CPU-only build; a machine known to run
+    torch tagged +cuXXX / built for a CUDA version, or Linux's tensorflow wheel, is no CPU-only build; a machine known to run
     Linux, macOS or WSL is not native Windows; a known Windows or macOS host has no WSL; a driver
     that reported its version is installed."""
     if code == "cpu-only-build" and framework in ("pytorch", "torchvision", "torchaudio"):
@@ -463,6 +463,8 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
         torch = facts.frameworks.get("torch")
         tags = (local_tag(package(facts, "torch")), local_tag(torch.version if torch is not None else None))
         return any(t and t.startswith(("cu", "rocm")) for t in tags) or bool(torch is not None and torch.cuda)
+    if code == "cpu-only-build" and framework == "tensorflow":
+        return _tensorflow_gpu_build(facts)
     if code == "tf-windows-native-gpu":
         return facts.host.wsl is True or facts.host.os in ("linux", "macos")
     if code == "wsl-gpu-setup":
@@ -471,6 +473,20 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
         nv = facts.nvidia
         return bool(nv is not None and nv.driver_version and not nv.failure)
     return False
+
+
+def _tensorflow_gpu_build(facts: Facts) -> bool:
+    """The `tensorflow` package (not tensorflow-cpu) of a release built with CUDA for Linux x86_64, on a
+    Linux x86_64 host: no CPU-only build, whatever it fails to load (tensorflow.toml's gpu_platforms)."""
+    from envdoctor.diagnose._common import package
+    from envdoctor.matrix import tensorflow
+
+    version = package(facts, "tensorflow")
+    if not version or package(facts, "tensorflow-cpu") or facts.host.os != "linux" or facts.host.arch not in (None, "x86_64"):
+        return False
+    line = ".".join(version.split("+")[0].split(".")[:2])  # "2.14" names its release line
+    releases = [r for r in tensorflow.releases() if r.version == version or ".".join(r.version.split(".")[:2]) == line]
+    return bool(releases) and all("linux_x86_64" in r.gpu_platforms for r in releases)
 
 
 _ENGINES = ("docker", "podman", "apptainer", "kubernetes")  # container runtimes a text can name

@@ -24,10 +24,12 @@ READ = 100_000  # characters of a text's head and of its tail that are searched 
 _WORD = re.compile(r"[a-z0-9_]+")
 _DIGITS = re.compile(r"\d+")
 _FRAME = re.compile(r'File "[^"\n]{0,400}", line \d{1,7}(?:, in [\w<>.]{1,120})?')
-# Words that alone say nothing about which message it is: a run needs MIN_TELLING others.
+# Words that alone say nothing about which message it is (Python's and the OS's error boilerplate
+# among them): a run needs MIN_TELLING others.
 _COMMON = frozenset("""the a an of to in on for is are was be it this that and or not no with by as at from your
 you if can could may please use try see set found version error errors warning runtime check # py file line
-call most recent last traceback""".split())
+call most recent last traceback errno such directory exception module named oserror ioerror importerror
+runtimeerror valueerror typeerror attributeerror assertionerror filenotfounderror modulenotfounderror""".split())
 MIN_TELLING = 3
 
 

@@ -454,3 +454,13 @@ def test_a_kernel_assert_is_the_programs_own_error_not_an_environment_cause():
 def test_webui_gpu_check_on_an_amd_machine_is_no_nvidia_gpu(facts, code):
     text = "RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable to disable this check"
     assert explain(text, _facts(facts), machine_described=True).diagnosis[0] == code
+
+
+def test_linux_tensorflow_wheel_is_no_cpu_only_build():
+    from envdoctor.facts import SCHEMA, Facts
+
+    text = 'print("Num GPUs Available: ", len(tf.config.list_physical_devices("GPU")))\nNum GPUs Available:  0'
+    linux = Facts.from_dict({"schema": SCHEMA, "host": {"os": "linux"}, "python": {"packages": {"tensorflow": "2.14.0"}}})
+    cpu = Facts.from_dict({"schema": SCHEMA, "host": {"os": "linux"}, "python": {"packages": {"tensorflow-cpu": "2.14.0"}}})
+    assert explain(text, linux, machine_described=True).diagnosis[0] == "cuda-libs-missing"
+    assert explain(text, cpu, machine_described=True).diagnosis[0] != "cuda-libs-missing"

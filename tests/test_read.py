@@ -876,3 +876,58 @@ def test_a_stated_range_with_a_dash_is_no_installed_version():
     from envdoctor.read import stated
 
     assert stated.parse("tensorflow 2.1 - 2.3 are supported") == {}
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("lightning_env_quadro_rtx5000_16816.txt", {
+        "nvidia": {"gpus": [{"index": 0, "name": "Quadro RTX 5000"}]},
+        "frameworks": {"torch": {"device_available": True, "cuda": "11.7"}},
+        "python": {"packages": {"lightning-utilities": "0.6.0.post0", "pytorch-lightning": "1.9.2", "torch": "1.13.1",
+                                "torchmetrics": "0.11.1", "aiohttp": "3.8.4", "aiosignal": "1.3.1", "alembic": "1.9.4"}}}),
+    ("lightning_env_4x4090_spaces_20682.txt", None),
+    ("lightning_env_macos_cpu_17.txt", None),
+])
+def test_lightning_environment_report(name, expected):
+    from envdoctor.read import lightning_env
+
+    facts = lightning_env.parse(load(name))
+    if expected is not None:
+        assert facts == expected
+    elif "4x4090" in name:
+        assert [g["name"] for g in facts["nvidia"]["gpus"]] == ["NVIDIA GeForce RTX 4090"] * 4
+        assert facts["frameworks"]["torch"] == {"device_available": True, "cuda": "11.8"}
+        assert facts["python"]["packages"]["torch"] == "2.6.0+cu118" and facts["python"]["packages"]["pytorch3d"] == "0.7.8"
+    else:  # no GPU, a CPU build of torch: GPU "None" is no device name
+        assert "nvidia" not in facts
+        assert facts["frameworks"]["torch"] == {"device_available": False, "extra": {"cuda_build": False}}
+        assert facts["python"]["packages"]["torch"] == "1.13.0" and facts["python"]["packages"]["pytorch-lightning"] == "0.8.5"
+
+
+def test_lightning_system_block_tells_an_x86_64_python_on_apple_silicon():
+    from envdoctor.read import lightning_env
+
+    text = ("* CUDA:\n\t- GPU:               None\n\t- available:         False\n\t- version:           None\n"
+            "* System:\n\t- OS:                Darwin\n\t- architecture:\n\t\t- 64bit\n\t\t- \n"
+            "\t- processor:         i386\n\t- python:            3.10.8\n"
+            "\t- version:           Darwin Kernel Version 22.1.0: Sun Oct  9 20:15:09 PDT 2022; root:xnu-8792.41.9~2/RELEASE_ARM64_T6000\n")
+    assert lightning_env.parse(text)["host"] == {"os": "macos", "arch": "x86_64", "machine_arch": "arm64"}
+
+
+def test_a_pytorch_lightning_field_is_not_torch():
+    assert issue_form.parse("- pytorch-lightning: 0.8.5\n- PyTorch Version (e.g., 1.10): 1.13\n") == {
+        "python": {"packages": {"torch": "1.13"}}}
+
+
+def test_an_unticked_checkbox_states_nothing():
+    from envdoctor.read import stated
+
+    assert stated.parse("What OS are you using?\n- [ ] Linux\n- [ ] Linux in WSL\n- [+] Windows\n- [ ] Mac\n") == {}
+    assert stated.parse("What OS are you using?\n- [ ] Linux\n- [x] Linux in WSL\n- [ ] Windows\n") == {
+        "host": {"os": "linux", "wsl": True}}
+
+
+def test_a_colab_or_kaggle_runtime_is_linux_unless_another_os_is_named():
+    from envdoctor.read import stated
+
+    assert stated.parse("TensorFlow 2.14.0 is unable to detect the GPU on Google Colab.")["host"] == {"os": "linux"}
+    assert "host" not in stated.parse("It works on Colab but not on my Windows 10 laptop")

@@ -3,7 +3,7 @@
 `read_machine(text)` runs every parser on text already normalised by envdoctor.textnorm
 (`normalise(raw).text`) and merges what they read into a partial facts dict (schema
 envdoctor.facts/1): only the keys some output actually said; nothing is guessed. Where two parsers
-read the same leaf, the more trusted wins, in this order: collect_env > nvidia_smi > misc > packages
+read the same leaf, the more trusted wins, in this order: collect_env > nvidia_smi > lightning_env > misc > packages
 > versions_quoted > stated (a sentence's words).
 """
 
@@ -13,11 +13,13 @@ import re
 from typing import Any
 
 from envdoctor.facts import SCHEMA
-from envdoctor.read import collect_env, envdoctor_report, issue_form, misc, nvidia_smi, packages, prose, stated, versions_quoted
+from envdoctor.read import (collect_env, envdoctor_report, issue_form, lightning_env, misc, nvidia_smi, packages, prose, stated,
+                            versions_quoted)
 from envdoctor.read._util import merge
 from envdoctor.values import FRAMEWORK_DISTRIBUTIONS
 
-PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse), ("misc", misc.parse),
+PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse), ("lightning", lightning_env.parse),
+           ("misc", misc.parse),
            ("packages", packages.parse), ("issue form", issue_form.parse), ("quoted", versions_quoted.parse),
            ("prose", prose.parse), ("stated", stated.parse))
 _NOTED = (  # (path, how a note shows it)

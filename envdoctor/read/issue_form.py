@@ -63,6 +63,9 @@ def _fields(text: str) -> list[tuple[str, str]]:
 
 
 def _reader(field: str) -> Optional[Callable[[dict, str], None]]:
+    first = re.match(r"[\w.-]*", field.strip(" *`").lower()).group(0)
+    if re.search(r"[a-z][-_][a-z]", first) and first not in _DIST_FIELDS:
+        return None  # "pytorch-lightning: 1.9.2" names another package, not torch
     name = re.sub(r"\(.*?\)|[^a-z/ ]", " ", field.lower())
     name = " ".join(name.split())
     for words, reader in _READERS:
@@ -127,6 +130,7 @@ def _gpu(facts: dict, value: str) -> None:
     from envdoctor.matrix import gpus
 
     value = re.sub(r"^GPU \d{1,3}: ", "", value)  # collect_env's "GPU models and configuration: GPU 0: NVIDIA …"
+    value = re.sub(r"^\d{1,2} ?[x×*] ?", "", value)  # "2x NVIDIA Tesla P40": the product, not the count
     name = re.split(r"[,;(]|\s\d{1,3}\s?gb\b", value, maxsplit=1, flags=re.I)[0].strip()
     if name and gpus.product_for_name(name) is not None and re.search(r"[a-z]", name, re.I):
         add_gpu(facts, name=name if name.lower().startswith(("nvidia", "tesla")) else f"NVIDIA {name}")
@@ -138,9 +142,11 @@ def _driver(facts: dict, value: str) -> None:
         put(facts, "nvidia.driver_version", match.group(1))
 
 
+# Field names with a hyphen that still name a framework's package.
+_DIST_FIELDS = ("tensorflow-gpu", "tensorflow-cpu", "paddlepaddle-gpu")
 _READERS: tuple[tuple[tuple[str, ...], Callable[[dict, str], None]], ...] = (
     (("tensorflow version", "tf version", "tensorflow"), _package("tensorflow")),
-    (("pytorch version", "torch version", "pytorch"), _package("torch")),
+    (("pytorch version", "torch version", "pytorch", "torch"), _package("torch")),
     (("torchvision version", "torchvision"), _package("torchvision")),
     (("jax version", "jax"), _package("jax")),
     (("jaxlib version", "jaxlib"), _package("jaxlib")),
@@ -150,5 +156,5 @@ _READERS: tuple[tuple[tuple[str, ...], Callable[[dict, str], None]], ...] = (
     (("cuda/cudnn version", "cuda / cudnn version", "cuda version", "cuda/cudnn", "cuda"), _cuda_cudnn),
     (("cudnn version",), _cuda_cudnn),
     (("gpu model and memory", "gpu model", "gpu models and configuration", "gpu", "graphics card", "hardware"), _gpu),
-    (("nvidia driver version", "driver version", "gpu driver version"), _driver),
+    (("nvidia driver version", "driver version", "gpu driver version", "nvidia driver", "driver"), _driver),
 )

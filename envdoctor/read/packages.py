@@ -179,9 +179,16 @@ def _read_conda(facts: dict, line: str, listed: bool) -> bool:
     facts.setdefault("python", {}).setdefault("conda_packages", {})[name] = version
     if name == "pytorch":
         _torch_build(facts, build)
-    elif name == "cpuonly" or (name == "pytorch-mutex" and build == "cpu"):  # the pytorch channel's CPU selector
+    elif _cpu_selector(name, build):
         put(facts, "frameworks.torch.extra.cuda_build", False)
     return True
+
+
+def _cpu_selector(name: str, build: str) -> bool:
+    """A conda package that selects torch's CPU build: the pytorch channel's `cpuonly` and
+    `pytorch-mutex … cpu`, the defaults channel's `_pytorch_select … cpu_0`."""
+    return (name == "cpuonly" or (name == "pytorch-mutex" and build == "cpu")
+            or (name == "_pytorch-select" and build.startswith("cpu")))
 
 
 # conda's "The following NEW packages will be INSTALLED:" rows: "pytorch   pytorch/win-64::pytorch-1.10.0-py3.6_cpu_0"
@@ -198,7 +205,7 @@ def _read_conda_plan(facts: dict, line: str) -> bool:
     facts.setdefault("python", {}).setdefault("conda_packages", {})[name] = version
     if name == "pytorch":
         _torch_build(facts, build)
-    elif name == "cpuonly" or (name == "pytorch-mutex" and build == "cpu"):
+    elif _cpu_selector(name, build):
         put(facts, "frameworks.torch.extra.cuda_build", False)
     return True
 

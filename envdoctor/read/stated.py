@@ -2,7 +2,8 @@
 "Ubuntu 22.04, Python 3.10, GeForce GTX 1080", "my tensorflow version is 2.12.0.", "pytorch version
 is: 1.10.1 and torchvision version is: 0.11.2+cu102", "NVIDIA driver 470.82".
 
-Only named, unambiguous statements are read, each once (the first that is not a requirement), and
+Only named, unambiguous statements are read, each once (the first that is not a requirement), never
+from an issue form's unticked checkbox ("- [ ] Linux in WSL"), and
 never from a command line, a requirement or an image name ("pip install tensorflow==2.15", "requires Python 3.9+",
 "nvcr.io/nvidia/tensorflow:19.08-py3", whose tag is the image's release,
 "TF >= 2.11", "upgrade to PyTorch 2.1", "Python 3.8 or later"):
@@ -13,12 +14,14 @@ never from a command line, a requirement or an image name ("pip install tensorfl
   frameworks.paddle.version   "Paddle 2.5.1" / "paddlepaddle 2.5.1": the framework's version, not which
                               of its packages (CPU or GPU) is installed
   host.os, host.distro        "Windows 10" / "Win11" (not when the text mentions WSL: the GPU then
-                              runs under Linux), "Ubuntu 22.04", "macOS 14"
+                              runs under Linux), "Ubuntu 22.04", "macOS 14"; Linux for a Google Colab or
+                              Kaggle notebook runtime (unless another OS is named too)
   host.wsl                    the text names WSL ("on WSL2", "in WSL") and never as what was not used
                               ("native Windows", "without WSL", "not in WSL", "should I use WSL")
   python.version              "Python 3.10" / "python 3.11.4" / "python version is 3.9"
   nvidia.driver_version       "driver 535.104.05" / "NVIDIA driver version 470.82" (three-digit major)
-  amd.gpus[].name             an AMD GPU ("RX 6800", "Radeon RX 7900 XTX") where no NVIDIA one is named
+  amd.gpus[].name             an AMD GPU ("RX 6800", "Radeon RX 7900 XTX", or "AMD GPU" for "on my AMD
+                              card") where no NVIDIA one is named
   nvidia.gpus[].name          an NVIDIA product the GPU table knows: "RTX 3060", "GeForce GTX 1080 Ti",
                               "Quadro K4000", "TITAN V", "MX150", "RTX A6000", "GTX 960M",
                               "Tesla V100", "NVIDIA A100", and a bare data-centre name only with its
@@ -63,13 +66,17 @@ _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
 _AMD = re.compile(r"(?<![\w.-])((?:AMD )?Radeon(?: RX| Pro| VII)? ?\w{0,12}\d{2,4}\w{0,3}(?: XTX| XT)?|(?:AMD )?RX ?\d{3,4}(?: ?XTX| ?XT| ?M)?)(?![\w])", re.I | re.A)
 # An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
+_HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |my )?(?:Google )?Colab(?:oratory)?\b"
+                     r"|\bColab (?:notebook|runtime|environment|instance|VM|Pro)\b"
+                     r"|(?<!like )\b(?:on|in|using) (?:a |the )?Kaggle (?:notebook|kernel)s?\b", re.I | re.A)  # Linux runtimes
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
+_UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
 # Words just before a version that make it a wish, a requirement or a range, not what is installed.
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
-_WORDS = ("wsl", "radeon", "amd", "rx", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
+_WORDS = ("wsl", "radeon", "amd", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
           "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver")
 
 
@@ -78,7 +85,8 @@ def parse(text: str) -> dict:
     lower = text.lower()
     if not any(word in lower for word in _WORDS) and not re.search(r"\b[kpvahb]\d{2,3}\b", lower):
         return facts
-    kept = [line for line in text.splitlines() if not _COMMAND.search(line)]  # a command names what is wanted
+    kept = [line for line in text.splitlines()  # a command names what is wanted, an unticked box nothing
+            if not _COMMAND.search(line) and not _UNTICKED.match(line)]
     flat = flatten("\n".join(kept)).replace("**", "").replace("`", "")
     for dist, pattern in _PACKAGES:
         # "Paddle 2.5" / "paddlepaddle 2.5" names the framework, not which of its two packages is installed
@@ -129,13 +137,15 @@ def _os(facts: dict, flat: str, lower: str) -> None:
             put(facts, "host.os", "linux")
             put(facts, "host.wsl", True)
         return
-    ubuntu, windows, mac = _UBUNTU.search(flat), _WINDOWS.search(flat), _MACOS.search(flat)
-    if sum(1 for m in (ubuntu, windows, mac) if m) != 1:  # none, or several machines: say nothing
+    ubuntu, windows, mac, hosted = _UBUNTU.search(flat), _WINDOWS.search(flat), _MACOS.search(flat), _HOSTED.search(flat)
+    if sum(1 for m in (ubuntu or hosted, windows, mac) if m) != 1:  # none, or several machines: say nothing
         return
     if windows:
         put(facts, "host.os", "windows")
     elif mac:
         put(facts, "host.os", "macos")
+    elif not ubuntu:  # a Colab or Kaggle runtime is a Linux machine
+        put(facts, "host.os", "linux")
     else:
         put(facts, "host.os", "linux")
         put(facts, "host.distro", distro_name(f"Ubuntu {ubuntu.group(1)}"))
