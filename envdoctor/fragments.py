@@ -68,15 +68,27 @@ def _runs(example: str) -> set[tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=4)
 def index(signatures: tuple) -> dict[tuple[str, ...], object]:
-    """Each run of words found in one signature's examples only -> that signature."""
-    owners: dict[tuple[str, ...], set[int]] = {}
-    for number, sig in enumerate(signatures):
-        if sig.symptom:  # a reporter's words are no program's message: a run of them is one thread's wording
-            continue
-        for example in sig.examples:
+    """Each run of words found in one signature's examples only -> that signature (the runs kept in
+    the parsed-data cache, keyed by the examples and by this module's code)."""
+    from pathlib import Path
+
+    from envdoctor.matrix.loader import cached
+
+    listed = [(sig.id, sig.examples) for sig in signatures if not sig.symptom]  # a reporter's words are no message
+    source = repr(listed).encode() + Path(__file__).read_bytes()
+    owner_of = cached("fragment-runs", source, lambda: _owners(listed))
+    by_id = {sig.id: sig for sig in signatures}
+    return {tuple(run.split(" ")): by_id[owner] for run, owner in owner_of.items()}
+
+
+def _owners(listed: list[tuple[str, tuple[str, ...]]]) -> dict[str, str]:
+    """Each run (its words joined by spaces) found in one signature's examples only -> its id."""
+    owners: dict[str, set[str]] = {}
+    for sig_id, examples in listed:
+        for example in examples:
             for run in _runs(example):
-                owners.setdefault(run, set()).add(number)
-    return {run: signatures[next(iter(who))] for run, who in owners.items() if len(who) == 1}
+                owners.setdefault(" ".join(run), set()).add(sig_id)
+    return {run: next(iter(who)) for run, who in owners.items() if len(who) == 1}
 
 
 @functools.lru_cache(maxsize=4)

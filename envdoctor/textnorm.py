@@ -30,7 +30,7 @@ _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[^\n`]*$", re.M)  # ``` and ```python li
 # backticks, not an info string (one word): the marker goes, the text stays.
 _FENCE_TEXT = re.compile(r"^([ \t]*)(?:```|~~~)(?=[^\n`]*? [^\n`]*$)", re.M)
 _HTML_TAG = re.compile(r"</?(?:details|summary|br|pre|code|p|b|i|em|strong|sub|sup|kbd|tt)\b[^>\n]{0,200}>", re.I)
-_BREAKS = re.compile(r"\s{2,}|[^\S ]")  # what `flat` collapses: anything but a single plain space
+_RUNS = re.compile(r"\s{2,}")  # what `flat` shortens: a single whitespace character keeps its place as one space
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,13 @@ class Normalised:
 
     @functools.cached_property
     def _anchors(self) -> tuple[int, list[int], list[int]]:
-        """Where `flat` and `text` differ: each collapsed whitespace run's place in both (built on the
-        first excerpt only; most texts never need it)."""
+        """Where `flat` and `text` part: each whitespace run that `flat` shortens to one space, in both
+        (a single line break or tab becomes a space in place). Built on the first excerpt only."""
         text = self.text
         lead = len(text) - len(text.lstrip())
         flat_starts, text_ends = [], []
         shift = lead  # text index - flat index, before the next run
-        for run in _BREAKS.finditer(text, lead):
+        for run in _RUNS.finditer(text, lead):
             if run.end() == len(text):
                 break
             flat_starts.append(run.start() - shift)

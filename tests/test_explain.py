@@ -464,3 +464,17 @@ def test_linux_tensorflow_wheel_is_no_cpu_only_build():
     cpu = Facts.from_dict({"schema": SCHEMA, "host": {"os": "linux"}, "python": {"packages": {"tensorflow-cpu": "2.14.0"}}})
     assert explain(text, linux, machine_described=True).diagnosis[0] == "cuda-libs-missing"
     assert explain(text, cpu, machine_described=True).diagnosis[0] != "cuda-libs-missing"
+
+
+def test_every_flat_position_maps_back_to_the_same_character_of_the_text():
+    import random
+
+    from envdoctor.textnorm import normalise
+
+    rng = random.Random(3)  # seeded: the same 3000 texts each run
+    for _ in range(3000):
+        text = "".join(rng.choice("ab c\n\t  \r\n") for _ in range(rng.randint(0, 60)))
+        doc = normalise(text)
+        for i, char in enumerate(doc.flat):
+            mapped = doc.text[doc._to_text(i)]
+            assert mapped == char if char != " " else mapped.isspace(), (text, i)
