@@ -655,11 +655,13 @@ def _jetson_build_unknown(facts: Facts, framework: str) -> Optional[Finding]:
 
 
 def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:
-    """The text says the program ran in a container, and no GPU was seen in it."""
+    """The text says the program ran in a container, and no GPU was seen in it. Not on a Jetson, whose
+    integrated GPU a container reaches through the NVIDIA runtime and no GPU list shows: there the
+    framework's build decides (jetson-wrong-wheel)."""
     from envdoctor.diagnose.container import run_fixes
 
     engine = facts.host.container
-    if engine not in _ENGINES or facts.gpus:
+    if engine not in _ENGINES or facts.gpus or facts.jetson is not None:
         return None
     return Finding(
         code="container-gpu-missing", severity="error", section="nvidia",

@@ -931,3 +931,15 @@ def test_a_colab_or_kaggle_runtime_is_linux_unless_another_os_is_named():
 
     assert stated.parse("TensorFlow 2.14.0 is unable to detect the GPU on Google Colab.")["host"] == {"os": "linux"}
     assert "host" not in stated.parse("It works on Colab but not on my Windows 10 laptop")
+
+
+def test_what_pip_uninstalled_is_not_the_installed_torch():
+    log = ("Attempting uninstall: torch\n    Found existing installation: torch 1.13.1+cu117\n"
+           "    Uninstalling torch-1.13.1+cu117:\n      Successfully uninstalled torch-1.13.1+cu117\n")
+    assert prose.parse(log) == {}
+
+
+def test_a_jetson_named_by_its_module_alone():
+    assert prose.parse("when I repeated the process on my agx orin (latest software)") == {
+        "jetson": {"model": "Jetson AGX Orin"}}
+    assert prose.parse("Orin is a codename") == {}

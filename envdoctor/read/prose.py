@@ -43,13 +43,18 @@ _CONTAINER = (
 
 _JETPACK = re.compile(r"\bJetPack(?: SDK)?(?: version)?:? ?(\d\.\d(?:\.\d{1,2})?)\b", re.I)
 _L4T = re.compile(r"\bL4T(?: release)?(?: version)?:? ?R?(\d{2}\.\d{1,2}(?:\.\d{1,2})?)\b", re.I)
-_MODEL = re.compile(r"\bJetson (AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX|TX2 NX|Nano|TX1|TX2|Orin|Xavier|Thor)\b", re.I)
+_MODEL = re.compile(r"\bJetson (AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX|TX2 NX|Nano|TX1|TX2|Orin|Xavier|Thor)\b"
+                    r"|\b(AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX)\b", re.I)  # names only Jetsons carry
+_ACRONYMS = ("agx", "nx", "tx1", "tx2")
 _JETPACK_WORD = re.compile(r"\bjetpack\b", re.I)
 _TAGGED = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\.dev\d{8})?\+(?:cpu|cu\d{2,3}|rocm\d{1,2}\.\d{1,2}(?:\.\d{1,2})?))\b"
 _BUILT_FOR = r"(?! with CUDA \d{3,4} \(you have)"  # xFormers' "built for: PyTorch X with CUDA 1201 (you have Y)"
+# pip's log of what it removes: "Found existing installation: torch 1.13.1+cu117", "Uninstalling
+# torch-1.13.1+cu117:", "Successfully uninstalled torch-1.13.1+cu117" name what is no longer installed.
+_NOT_REMOVED = r"(?<!uninstalled )(?<!uninstalling )(?<!installation: )"
 _TORCH = (
     re.compile(r"\bPyTorch [^ ()]{1,40} with CUDA \d{3,4} \(you have " + _TAGGED, re.I),
-    re.compile(r"(?<!install )\b(?:py)?torch(?: version)?(?: ?: ?| |-)v?" + _TAGGED + _BUILT_FOR, re.I),
+    re.compile(_NOT_REMOVED + r"(?<!install )\b(?:py)?torch(?: version)?(?: ?: ?| |-)v?" + _TAGGED + _BUILT_FOR, re.I),
     re.compile(r"torch\.__version__\)? ?(?:>>> ?|Out\[\d{1,4}\]: ?)?['\"]" + _TAGGED, re.I),
 )
 
@@ -82,7 +87,7 @@ def parse(text: str) -> dict:
     if "==" in text and "install" in text:
         _installed_pins(facts, text)
     lower = text.lower()
-    jetson = "jetpack" in lower or "l4t" in lower or "jetson" in lower
+    jetson = any(word in lower for word in ("jetpack", "l4t", "jetson", "orin", "xavier"))
     container = any(word in lower for word in ("docker", "podman", "singularity", "apptainer", "kubernetes", "k8s", "root@"))
     torch = "torch" in lower and "+" in lower
     if not (jetson or container or torch):
@@ -120,6 +125,7 @@ def _jetson(facts: dict, flat: str) -> None:
             put(facts, f"jetson.{key}", m.group(1))
     m = _MODEL.search(flat)
     if m:
-        put(facts, "jetson.model", "Jetson " + " ".join(w if w.isupper() else w.capitalize() for w in m.group(1).split()))
+        name = m.group(1) or m.group(2)
+        put(facts, "jetson.model", "Jetson " + " ".join(w.upper() if w.lower() in _ACRONYMS else w.capitalize() for w in name.split()))
     if "jetson" not in facts and _JETPACK_WORD.search(flat):
         facts["jetson"] = {}
