@@ -478,14 +478,14 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
 def _tensorflow_gpu_build(facts: Facts) -> bool:
     """The `tensorflow` package (not tensorflow-cpu) of a release built with CUDA for Linux x86_64, on a
     Linux x86_64 host: no CPU-only build, whatever it fails to load (tensorflow.toml's gpu_platforms)."""
-    from envdoctor.diagnose._common import package
+    from envdoctor.diagnose._common import major_minor, package
     from envdoctor.matrix import tensorflow
 
     version = package(facts, "tensorflow")
     if not version or package(facts, "tensorflow-cpu") or facts.host.os != "linux" or facts.host.arch not in (None, "x86_64"):
         return False
-    line = ".".join(version.split("+")[0].split(".")[:2])  # "2.14" names its release line
-    releases = [r for r in tensorflow.releases() if r.version == version or ".".join(r.version.split(".")[:2]) == line]
+    line = major_minor(version)  # "2.14" names its release line
+    releases = [r for r in tensorflow.releases() if major_minor(r.version) == line]
     return bool(releases) and all("linux_x86_64" in r.gpu_platforms for r in releases)
 
 

@@ -65,10 +65,10 @@ _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
 _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
 _AMD = re.compile(r"(?<![\w.-])((?:AMD )?Radeon(?: RX| Pro| VII)? ?\w{0,12}\d{2,4}\w{0,3}(?: XTX| XT)?|(?:AMD )?RX ?\d{3,4}(?: ?XTX| ?XT| ?M)?)(?![\w])", re.I | re.A)
-# An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
 _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |my )?(?:Google )?Colab(?:oratory)?\b"
                      r"|\bColab (?:notebook|runtime|environment|instance|VM|Pro)\b"
                      r"|(?<!like )\b(?:on|in|using) (?:a |the )?Kaggle (?:notebook|kernel)s?\b", re.I | re.A)  # Linux runtimes
+# An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
