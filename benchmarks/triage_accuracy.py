@@ -34,6 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "tests" / "fixtures" / "reports"
 
 
+def _number(path: Path) -> int:
+    """A report's number: the digits before its first hyphen (001 … 999, 1000 …)."""
+    return int(path.name.split("-", 1)[0])
+
+
 def parse(path: Path) -> dict:
     """Header fields (`# key: value` lines up to `# ---`) and the body after them."""
     header, body, lines = {}, "", path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -111,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--since", type=int, default=0, metavar="N",
                     help="only reports numbered N or higher (a fresh round, scored before any rule is written from it)")
     args = ap.parse_args(argv)
-    reports = [parse(p) for p in sorted(REPORTS.glob("*.txt")) if int(p.name[:3]) >= args.since]
+    reports = [parse(p) for p in sorted(REPORTS.glob("*.txt"), key=_number) if _number(p) >= args.since]
     if args.split != "all":
         reports = [r for r in reports if r["split"] == args.split]
     rows = []

@@ -288,16 +288,45 @@ def find(text: str | Normalised) -> list[Match]:
     if len(lower) > WORDS_FROM:
         words = frozenset(lower.split(" "))
         idents = "\n".join(set(_IDENT.findall(" ".join(words))))
-    matches, spans = [], []
+    matches, spans, harmless = [], [], []
     head = (flat[:DESCRIBED], lower[:DESCRIBED]) if len(flat) > DESCRIBED else (flat, lower)
-    for sig in signatures():
+    for sig in _noise_first():
         hit = _search(sig, *head) if sig.symptom else _search(sig, flat, lower, words, idents)
+        if hit and sig.noise:
+            harmless += _every(sig, hit, flat)
+        elif hit and harmless and not sig.symptom:  # a reporter's words are theirs, on any line
+            hit = _outside(sig, hit, flat, harmless)
         if hit:
             groups = {k: v for k, v in hit.groupdict().items() if v is not None}
             matches.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups=groups))
             spans.append((hit.start(), hit.end()))
     matches += _quoted_fragments(doc, spans, {m.signature.id for m in matches})
     return sorted(matches, key=lambda m: m.position)
+
+
+def _noise_first() -> tuple[Signature, ...]:
+    return tuple(sorted(signatures(), key=lambda sig: not sig.noise))
+
+
+def _every(sig: Signature, hit: re.Match, flat: str, most: int = 20) -> list[tuple[int, int]]:
+    """The spans of a harmless message's first `most` occurrences, from its first hit on."""
+    spans = [(hit.start(), hit.end())]
+    for later in sig.pattern.finditer(flat, hit.end()):
+        if len(spans) == most:
+            break
+        spans.append((later.start(), later.end()))
+    return spans
+
+
+def _outside(sig: Signature, hit: re.Match, flat: str, harmless: list[tuple[int, int]]) -> Optional[re.Match]:
+    """The first hit of `sig` on no line a harmless message claims: where a known-harmless message
+    and a wider one read the same words ("Could not load dynamic library 'libnvinfer.so.7'"), the
+    harmless reading is the one that knows them."""
+    for _ in range(8):  # bounded: a message repeated on many harmless lines is harmless
+        if hit is None or not any(start <= hit.start() < end for start, end in harmless):
+            return hit
+        hit = sig.pattern.search(flat, hit.end())
+    return None
 
 
 NEAR = 200  # characters: a fragment this close to a whole message matched is part of that message
@@ -494,12 +523,13 @@ _ENGINES = ("docker", "podman", "apptainer", "kubernetes")  # container runtimes
 
 # Where the program ran can explain a message that only says the GPU is out of reach: no driver seen
 # inside a container started without GPU access, or inside WSL; a CPU build on a Jetson is the
-# generic wheel; no NVIDIA GPU at all on a Mac or an AMD-only machine.
+# generic wheel; no NVIDIA GPU at all on a Mac, an AMD-only machine or one said to have none (where
+# the CUDA runtime, finding no driver, answers "driver version is insufficient").
 _CONTEXT_EXPLAINS = {
     "container-gpu-missing": ("no-nvidia-driver", "cuda-init-failed"),
     "wsl-gpu-setup": ("no-nvidia-driver", "cuda-init-failed"),
     "jetson-wrong-wheel": ("cpu-only-build",),
-    "no-gpu-platform": ("no-nvidia-driver", "cpu-only-build", "cuda-init-failed"),
+    "no-gpu-platform": ("no-nvidia-driver", "cpu-only-build", "cuda-init-failed", "driver-too-old"),
 }
 
 
@@ -521,9 +551,16 @@ def _in_context(code: str, facts: Facts) -> bool:
         return facts.jetson is not None
     if code == "tf-windows-native-gpu":
         return facts.host.os == "windows" and facts.host.wsl is not True
-    if code == "no-gpu-platform":  # a Mac, or only an AMD GPU named: no NVIDIA GPU to use
-        return not facts.gpus and (facts.host.os == "macos" or bool(facts.amd and facts.amd.gpus))
+    if code == "no-gpu-platform":  # a Mac, only an AMD GPU named, or no NVIDIA GPU said: none to use
+        return not facts.gpus and (facts.host.os == "macos" or bool(facts.amd and facts.amd.gpus) or _stated_none(facts))
     return False
+
+
+def _stated_none(facts: Facts) -> bool:
+    """The GPU list is recorded as empty and nothing else of an NVIDIA driver or device was seen."""
+    nv = facts.nvidia
+    return (nv is not None and facts.known("nvidia.gpus") and not nv.gpus and not nv.pci_devices
+            and not nv.driver_version and not nv.driver_cuda and facts.jetson is None)
 
 
 def _can_explain(finding: Finding, framework: str) -> bool:

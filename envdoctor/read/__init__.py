@@ -29,7 +29,7 @@ _NOTED = (  # (path, how a note shows it)
     ("frameworks.tensorflow.cuda", "tensorflow built for CUDA {}"),
     ("nvidia.driver_version", "driver {}"), ("nvidia.driver_cuda", "driver supports CUDA {}"),
     ("nvidia.failure", "nvidia-smi failure {}"), ("cuda_toolkit.version", "CUDA toolkit {}"),
-    ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.container", "in a {} container"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"),
+    ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.container", "in a {} container"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"), ("jetson.jetpack", "JetPack {}"),
     ("amd.rocm_version", "ROCm {}"), ("host.wsl", "WSL"),
 )
 # Shown by name and version (torch's companions right after it); other packages are counted.
@@ -78,6 +78,8 @@ def _notes(before: dict, part: dict) -> list[str]:
     names, indexes = {g.get("name") for g in gpus}, {g.get("index") for g in gpus if "index" in g}
     notes += [_gpu(g) for g in _get(part, "nvidia.gpus") or []
               if (g.get("name") and g["name"] not in names) or (not g.get("name") and g.get("index") not in indexes)]
+    if _get(part, "nvidia.gpus") == [] and _get(before, "nvidia.gpus") is None:
+        notes.append("no NVIDIA GPU")
     known_amd = {g.get("name") for g in _get(before, "amd.gpus") or []}
     notes += [g["name"] for g in _get(part, "amd.gpus") or [] if g.get("name") and g["name"] not in known_amd]
     old = {e.get("version") for e in _get(before, "cudnn") or []}

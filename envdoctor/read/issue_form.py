@@ -1,7 +1,8 @@
 """The fields of a tracker's issue template: "### Tensorflow Version⏎⏎2.11.0" (GitHub issue forms),
 "- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Windows 10" and "**CUDA/cuDNN version**: 11.2/8.1"
 (the older Markdown templates of TensorFlow, PyTorch, JAX, Paddle and most downstream projects).
-A "CUDA Version:" right after a "Driver Version:" is nvidia-smi's header pasted a field a line: the
+A "CUDA Version:" right after a "Driver Version:" is nvidia-smi's header pasted a field a line, and a
+CUDA field that names nvidia-smi or the driver ("CUDA Version shown by nvidia-smi:") says the same: the
 driver's CUDA, not a toolkit.
 
 Only the fields below are read, and only values that are what the field asks for (a version where a
@@ -18,6 +19,7 @@ from envdoctor.read._util import add_cudnn, add_gpu, distro_name, put
 _HEADING = re.compile(r"^\s{0,3}#{2,4}\s*(?P<field>[^#\n]{2,80}?)\s*:?\s*$")
 _INLINE = re.compile(r"^\s{0,3}(?:[-*]\s+)?\**(?P<field>[A-Za-z][A-Za-z /+.()-]{1,80}?)\**\s*(?:\([^)\n]{0,80}\))?\s*\**:\**\s*(?P<value>\S.{0,200})$")
 _VERSION = re.compile(r"(?<![\d.])v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:(?:\.post|rc|a|b|\.dev)\d{0,4})?(?:\+[a-z0-9.]{1,20})?)(?![\d])", re.I)
+_SMI_FIELD = re.compile(r"nvidia-smi|\bdriver\b", re.I)  # "CUDA Version shown by nvidia-smi": the driver's CUDA
 _UNKNOWN = re.compile(r"^(?:n/?a|no|none|-+|unknown|not? (?:applicable|sure)|\?|_no response_|null|nan)\b", re.I)
 
 
@@ -26,7 +28,7 @@ def parse(text: str) -> dict:
     fields = _fields(text)
     for i, (field, value) in enumerate(fields):
         reader = _reader(field)
-        if reader is _cuda_cudnn and _after_driver_version(fields, i):
+        if reader is _cuda_cudnn and (_after_driver_version(fields, i) or _SMI_FIELD.search(field)):
             reader = _driver_cuda  # nvidia-smi's header, pasted one field a line: the driver's CUDA
         if reader is _paddle and field.strip(" *`").lower() == "paddlepaddle":
             reader = _package("paddlepaddle")  # "paddlepaddle: 2.3.2", a package listed by its name

@@ -7,7 +7,8 @@ Only one fact is read from prose, and only from unambiguous phrasing:
                    "in (the|a|my) docker container", "docker image", "inside docker", or "in the
                    container" in a text that names the engine elsewhere. Singularity and Apptainer
                    are recorded as "apptainer", as the container probe names them.
-  jetson           the machine is a Jetson: "JetPack 5.1.2" / "JetPack Version: 5.1.2", "L4T R35.4.1" /
+  jetson           the machine is a Jetson: "JetPack 5.1.2" / "JetPack Version: 5.1.2" ("JP 4.6" where a
+                   Jetson is named), "L4T R35.4.1" /
                    "L4T Release: R35.4.1", "Jetson AGX Orin" (the model), or the word JetPack alone (only
                    Jetsons have one; the block is then present with nothing known in it).
   python.packages.torch  a torch version written with its build tag: "pytorch 1.13.1+cpu", "torch
@@ -42,8 +43,9 @@ _CONTAINER = (
 
 
 _JETPACK = re.compile(r"\bJetPack(?: SDK)?(?: version)?:? ?(\d\.\d(?:\.\d{1,2})?)\b", re.I)
+_JP = re.compile(r"\bJP ?v?(\d\.\d(?:\.\d{1,2})?)\b", re.I)  # "Jp 4.6": JetPack, in a text that names a Jetson
 _L4T = re.compile(r"\bL4T(?: release)?(?: version)?:? ?R?(\d{2}\.\d{1,2}(?:\.\d{1,2})?)\b", re.I)
-_MODEL = re.compile(r"\bJetson (AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX|TX2 NX|Nano|TX1|TX2|Orin|Xavier|Thor)\b"
+_MODEL = re.compile(r"\bJetson (AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX|TX2 NX|Nano|TX1|TX2|Orin|Xavier|Thor|AGX)\b"
                     r"|\b(AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX)\b", re.I)  # names only Jetsons carry
 _ACRONYMS = ("agx", "nx", "tx1", "tx2")
 _JETPACK_WORD = re.compile(r"\bjetpack\b", re.I)
@@ -123,6 +125,9 @@ def _jetson(facts: dict, flat: str) -> None:
         m = pattern.search(flat)
         if m:
             put(facts, f"jetson.{key}", m.group(1))
+    m = _JP.search(flat) if "jetpack" not in facts.get("jetson", {}) and re.search(r"\bjetson\b", flat, re.I) else None
+    if m:
+        put(facts, "jetson.jetpack", m.group(1))
     m = _MODEL.search(flat)
     if m:
         name = m.group(1) or m.group(2)

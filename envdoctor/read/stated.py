@@ -3,7 +3,8 @@
 is: 1.10.1 and torchvision version is: 0.11.2+cu102", "NVIDIA driver 470.82".
 
 Only named, unambiguous statements are read, each once (the first that is not a requirement), never
-from an issue form's unticked checkbox ("- [ ] Linux in WSL"), and
+from an issue form's unticked checkbox ("- [ ] Linux in WSL") or a template's bracketed example
+("(e.g., Linux Ubuntu 16.04)"), and
 never from a command line, a requirement or an image name ("pip install tensorflow==2.15", "requires Python 3.9+",
 "nvcr.io/nvidia/tensorflow:19.08-py3", whose tag is the image's release,
 "TF >= 2.11", "upgrade to PyTorch 2.1", "Python 3.8 or later"):
@@ -14,12 +15,15 @@ never from a command line, a requirement or an image name ("pip install tensorfl
   frameworks.paddle.version   "Paddle 2.5.1" / "paddlepaddle 2.5.1": the framework's version, not which
                               of its packages (CPU or GPU) is installed
   host.os, host.distro        "Windows 10" / "Win11" (not when the text mentions WSL: the GPU then
-                              runs under Linux), "Ubuntu 22.04", "macOS 14"; Linux for a Google Colab or
+                              runs under Linux), "Ubuntu 22.04", "macOS 14", a Mac by chip or model ("Apple M2",
+                              "MacBook Pro"); Linux for a Google Colab or
                               Kaggle notebook runtime (unless another OS is named too)
   host.wsl                    the text names WSL ("on WSL2", "in WSL") and never as what was not used
                               ("native Windows", "without WSL", "not in WSL", "should I use WSL")
   python.version              "Python 3.10" / "python 3.11.4" / "python version is 3.9"
   nvidia.driver_version       "driver 535.104.05" / "NVIDIA driver version 470.82" (three-digit major)
+  nvidia.gpus = []            none, where the reporter says so ("I don't have an nvidia card", "my laptop has
+                              no GPU") and names no NVIDIA GPU
   amd.gpus[].name             an AMD GPU ("RX 6800", "Radeon RX 7900 XTX", or "AMD GPU" for "on my AMD
                               card") where no NVIDIA one is named
   nvidia.gpus[].name          an NVIDIA product the GPU table knows: "RTX 3060", "GeForce GTX 1080 Ti",
@@ -56,6 +60,14 @@ _DRIVER = re.compile(r"(?<![\w.-])(?:NVIDIA |GPU |graphics )?driver(?: version)?
 _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\d)", re.I | re.A)
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
+# A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
+_MAC_MODEL = re.compile(r"(?<![\w.-])(?:Apple (?:silicon )?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.A)
+# The reporter says the machine has no NVIDIA GPU ("I don't have an nvidia card", "my laptop has no GPU").
+_NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|my (?:machine|computer|laptop|pc|server))"
+                        r"(?: really| actually)? (?:don.t|do not|doesn.t|does not|haven.t|have not|has not|has no|have no)"
+                        r" (?:even )?(?:have |has |own )?(?:a |an |any )?(?:NVIDIA |Nvidia |nvidia |dedicated |discrete |CUDA[- ]capable )"
+                        r"?(?:GPU|graphics? card|video card|card)s?\b(?! (?:with|that|which|of|large|big|enough|powerful|strong|fast|here|right now)\b)",
+                        re.I | re.A)
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER|M)?"
                   r"|(?:NVIDIA )?Quadro (?:RTX )?[KMP]?\d{3,5}|(?:NVIDIA )?(?:GeForce )?(?:GTX )?TITAN (?:Xp|X|V|RTX|Black|Z)"
                   r"|(?:NVIDIA )?(?:GeForce )?MX ?\d{3}|(?:NVIDIA )?RTX A\d{4}"
@@ -70,6 +82,8 @@ _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |
                      r"|(?<!like )\b(?:on|in|using) (?:a |the )?Kaggle (?:notebook|kernel)s?\b", re.I | re.A)  # Linux runtimes
 # An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
+# A template's example in brackets: "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):" says nothing of the machine.
+_EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)", re.I | re.A)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
 # Words just before a version that make it a wish, a requirement or a range, not what is installed.
@@ -77,7 +91,7 @@ _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
 _WORDS = ("wsl", "radeon", "amd", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
-          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver")
+          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card")
 
 
 def parse(text: str) -> dict:
@@ -87,7 +101,7 @@ def parse(text: str) -> dict:
         return facts
     kept = [line for line in text.splitlines()  # a command names what is wanted, an unticked box nothing
             if not _COMMAND.search(line) and not _UNTICKED.match(line)]
-    flat = flatten("\n".join(kept)).replace("**", "").replace("`", "")
+    flat = _EXAMPLE.sub(" ", flatten("\n".join(kept)).replace("**", "").replace("`", ""))
     for dist, pattern in _PACKAGES:
         # "Paddle 2.5" / "paddlepaddle 2.5" names the framework, not which of its two packages is installed
         path = "frameworks.paddle.version" if dist == "paddlepaddle" else f"python.packages.{dist}"
@@ -99,6 +113,8 @@ def parse(text: str) -> dict:
         _gpu(facts, m.group(1))
     if "amd" in lower or "radeon" in lower or re.search(r"\brx ?\d{3,4}\b", lower):
         _amd(facts, flat)
+    if not (facts.get("nvidia") or {}).get("gpus") and _NO_NVIDIA.search(flat):
+        put(facts, "nvidia.gpus", [])  # stated as none: known, and empty
     return facts
 
 
@@ -137,7 +153,8 @@ def _os(facts: dict, flat: str, lower: str) -> None:
             put(facts, "host.os", "linux")
             put(facts, "host.wsl", True)
         return
-    ubuntu, windows, mac, hosted = _UBUNTU.search(flat), _WINDOWS.search(flat), _MACOS.search(flat), _HOSTED.search(flat)
+    ubuntu, windows, hosted = _UBUNTU.search(flat), _WINDOWS.search(flat), _HOSTED.search(flat)
+    mac = _MACOS.search(flat) or _MAC_MODEL.search(flat)
     if sum(1 for m in (ubuntu or hosted, windows, mac) if m) != 1:  # none, or several machines: say nothing
         return
     if windows:
