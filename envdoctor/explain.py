@@ -65,6 +65,9 @@ class Signature:
     # text whose set of words lacks it cannot contain the needle, and a set lookup is cheaper than a
     # scan of a 5 MB log per signature.
     anchors: tuple[str, ...] = ()
+    # For a pattern without needles (a reporter's words: many phrasings), one short literal per branch
+    # ("cpu", "gpu"): a text holding none of them cannot match.
+    hints: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
 
     @functools.cached_property
@@ -171,7 +174,7 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         literal = facts[row["pattern"]]
         if isinstance(literal, str):
             raise MatrixError(f"{where}: bad pattern: {literal}")
-        needles, anchors, groups = literal
+        needles, anchors, groups, hints = literal
         unknown = {m.group(1) for key in ("cause", "fix") for m in _PLACEHOLDER.finditer(row[key])} - set(groups)
         if unknown:
             raise MatrixError(f"{where}: {{{sorted(unknown)[0]}}} is not a (?P<name>...) group of the pattern")
@@ -183,15 +186,17 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
                                source=row["source"], noise=bool(row.get("noise", False)),
                                symptom=bool(row.get("symptom", False)), generic=bool(row.get("generic", False)),
                                program_error=bool(row.get("program_error", False)),
-                               needles=tuple(needles), anchors=tuple(anchors), examples=tuple(examples)))
+                               needles=tuple(needles), anchors=tuple(anchors), hints=tuple(hints),
+                               examples=tuple(examples)))
     return tuple(found)
 
 
 MIN_NEEDLE = 6  # shorter literals are too common to tell texts apart
+MIN_HINT = 3  # a hint only has to be absent from a text for the pattern to be skipped
 
 
 def _pattern_facts(patterns: list[str]) -> dict:
-    """Per pattern: [needles, anchors, group names], or the re.error message of a pattern that is no
+    """Per pattern: [needles, anchors, group names, hints], or the re.error message of a pattern that is no
     regular expression. Parsing every pattern costs more than the rest of loading, so the result is
     kept in the parsed-data cache, keyed by the patterns and by this module's code that derives it."""
     from pathlib import Path
@@ -207,7 +212,8 @@ def _pattern_facts(patterns: list[str]) -> dict:
                 facts[pattern] = str(exc)
                 continue
             needles = _needles(parsed)
-            facts[pattern] = [list(needles), list(_anchors(parsed)) if needles else [], sorted(parsed.state.groupdict)]
+            facts[pattern] = [list(needles), list(_anchors(parsed)) if needles else [], sorted(parsed.state.groupdict),
+                              [] if needles else list(_hints(parsed))]
         return facts
 
     source = "\n".join(patterns).encode() + Path(__file__).read_bytes()
@@ -233,6 +239,28 @@ def _needles(parsed) -> tuple[str, ...]:
     for a pattern that is one top-level alternation, one such run per branch."""
     runs = tuple(_longest_run(branch) for branch in _branches(parsed))
     return runs if all(len(r) >= MIN_NEEDLE for r in runs) else ()
+
+
+def _hints(parsed) -> tuple[str, ...]:
+    """Literals of which a matching text must hold one (each MIN_HINT characters or more, spaces aside)."""
+    return tuple(sorted(_required(list(parsed)) or ()))
+
+
+def _required(items: list) -> Optional[frozenset]:
+    """A set of literal runs one of which every match contains, or None: per alternative of an
+    alternation, the best of its own literal runs and of its required groups (an optional group or a
+    class requires nothing)."""
+    if len(items) == 1 and items[0][0] is sre_parse.BRANCH:
+        found = [_required(list(alternative)) for alternative in items[0][1][1]]
+        return None if any(f is None for f in found) else frozenset().union(*found)
+    choices = [frozenset([run.strip()]) for run in _literal_runs(items) if len(run.strip()) >= MIN_HINT]
+    for op, value in items:
+        inner = (list(value[-1]) if op is sre_parse.SUBPATTERN else [(op, value)] if op is sre_parse.BRANCH
+                 else list(value[2]) if op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT) and value[0] >= 1 else None)
+        required = _required(inner) if inner else None
+        if required:
+            choices.append(required)
+    return max(choices, key=lambda c: (min(len(h) for h in c), -len(c)), default=None)
 
 
 def _anchors(parsed) -> tuple[str, ...]:
@@ -347,6 +375,8 @@ def _quoted_fragments(doc: Normalised, spans: list[tuple[int, int]], taken: set[
 def _search(sig: Signature, flat: str, lower: str, words: Optional[frozenset] = None,
             idents: Optional[str] = None) -> Optional[re.Match]:
     if not lower or not sig.needles:
+        if lower and sig.hints and not any(h in lower for h in sig.hints):
+            return None
         return sig.pattern.search(flat)
     if words is not None and all(_absent(n, a, words, idents) for n, a in zip(sig.needles, sig.anchors)):
         return None  # no branch can be in the text

@@ -229,6 +229,24 @@ def test_every_signature_has_a_literal_to_prefilter_on():
     assert [s.id for s in signatures() if not s.needles and not s.symptom] == []
 
 
+def test_a_reporters_words_are_skipped_only_where_none_of_their_literals_is():
+    """Symptom patterns have no needle; their hints (one literal per alternative, required groups
+    included) must skip no real report that the plain pattern matches."""
+    from envdoctor.explain import _hints, _parse, _search
+    from envdoctor.textnorm import normalise
+
+    assert _hints(_parse(r"\b(?:goes|went) (?:OOM|out of (?:GPU )?memory)\b")) == ("goes", "went")  # the group whose shortest literal is longest
+    assert _hints(_parse(r"(?:the )?gpu|(?:a )?cpu")) == ("cpu", "gpu")
+    assert _hints(_parse(r"(?:the )?\w+ is (?:up)?")) == ()  # "is" is too short to tell texts apart
+    hinted = [s for s in signatures() if s.hints]
+    assert len(hinted) >= 5
+    reports = sorted((Path(__file__).parent / "fixtures" / "reports").glob("*.txt"))
+    for path in reports:
+        flat = normalise(path.read_text(encoding="utf-8").partition("\n# ---\n")[2]).flat
+        for sig in hinted:
+            assert bool(_search(sig, flat, flat.lower())) == bool(sig.pattern.search(flat)), (path.name, sig.id)
+
+
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
 def test_the_prefiltered_search_finds_what_a_plain_search_finds(log):
     from envdoctor.textnorm import normalise
