@@ -2,7 +2,7 @@
 
 People paste logs as a terminal, a browser or PowerShell left them: UTF-16 with a BOM, CRLF line
 ends, colour codes, Markdown quoting (`> `), code fences, `<details>` blocks, lines wrapped at 80
-columns, non-breaking spaces. Two forms come out of here:
+columns, non-breaking spaces, the full-width punctuation of CJK input methods. Two forms come out of here:
 
     doc = normalise(raw_bytes_or_text)
     doc.text   # the log as lines: decoded, control sequences and quoting removed, LF line ends
@@ -30,6 +30,10 @@ _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[^\n`]*$", re.M)  # ``` and ```python li
 # backticks, not an info string (one word): the marker goes, the text stays.
 _FENCE_TEXT = re.compile(r"^([ \t]*)(?:```|~~~)(?=[^\n`]*? [^\n`]*$)", re.M)
 _HTML_TAG = re.compile(r"</?(?:details|summary|br|pre|code|p|b|i|em|strong|sub|sup|kbd|tt)\b[^>\n]{0,200}>", re.I)
+# Full-width forms that CJK input methods type ("CUDA：11.8（驱动 535）"): their ASCII letters,
+# one character each, so positions do not move.
+_WIDE = re.compile("[\uff01-\uff5e\u3000]")
+_NARROW = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
 _RUNS = re.compile(r"\s{2,}")  # what `flat` shortens: a single whitespace character keeps its place as one space
 
 
@@ -97,6 +101,8 @@ def unquote(text: str) -> str:
         text = _HTML_TAG.sub("", text)
     if "&" in text:
         text = re.sub(r"&(?:gt|lt|amp|quot|#39|nbsp);", lambda m: html.unescape(m.group()), text)
+    if _WIDE.search(text):
+        text = text.translate(_NARROW)
     return text.replace("\u00a0", " ").replace("\u202f", " ").replace("\u200b", "")
 
 

@@ -496,3 +496,26 @@ def test_every_flat_position_maps_back_to_the_same_character_of_the_text():
         for i, char in enumerate(doc.flat):
             mapped = doc.text[doc._to_text(i)]
             assert mapped == char if char != " " else mapped.isspace(), (text, i)
+
+
+def test_full_width_punctuation_of_a_cjk_report_reads_as_ascii():
+    """PaddlePaddle/Paddle#24805-style text: full-width colon and brackets, typed by a Chinese input method."""
+    from envdoctor.read import read_machine
+    from envdoctor.textnorm import normalise
+
+    text = "系统环境：Ubuntu 18.04\nPython版本：3.7\n报错：ImportError：libcudart.so.10.0：cannot open shared object file"
+    doc = normalise(text)
+    assert len(doc.text) == len(text) and "Python版本:3.7" in doc.text
+    assert read_machine(doc.text)[0]["python"]["version"] == "3.7"
+    assert _described(text).diagnosis[0] == "cuda-libs-missing"
+
+
+def test_a_templates_bracketed_example_is_no_fact():
+    from envdoctor.read import read_machine
+    from envdoctor.textnorm import normalise
+
+    facts = read_machine(normalise("- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Jetson - Jp 4.6\n"
+                         "- GPU model and memory: Jetson AGX/ 32GB\n"
+                         "4）系统环境：请说明系统类型、版本（如Mac OS 10.14）、Python版本\n").text)[0]
+    assert facts["jetson"] == {"jetpack": "4.6", "model": "Jetson AGX"}
+    assert "host" not in facts or facts["host"].get("os") is None

@@ -943,3 +943,35 @@ def test_a_jetson_named_by_its_module_alone():
     assert prose.parse("when I repeated the process on my agx orin (latest software)") == {
         "jetson": {"model": "Jetson AGX Orin"}}
     assert prose.parse("Orin is a codename") == {}
+
+
+def test_a_stated_absence_of_an_nvidia_gpu_is_recorded_as_none():
+    from envdoctor.read import stated
+
+    # roop-unleashed#586, storytoolkitai-type reports: the reporter says there is no NVIDIA GPU
+    assert stated.parse("I do not have an nvidia card (I have an Intel(R) HD graphics 530)") == {"nvidia": {"gpus": []}}
+    assert stated.parse("when device is set to cpu in colab and hardware accelerator is none")["nvidia"] == {"gpus": []}
+    assert stated.parse("I don't have a GPU with enough memory for the 13B model") == {}
+    named = stated.parse("I don't have an nvidia card here, the RTX 3060 is at work")  # a GPU named: not "none"
+    assert named["nvidia"]["gpus"] == [{"name": "NVIDIA RTX 3060"}]
+
+
+def test_a_mac_named_by_its_chip_or_model_is_macos():
+    from envdoctor.read import stated
+
+    for text in ("Python 3.10.13\nApple M2", "MacBook Pro M1 14\" - MacOS 12.5.1", "Mac M3，运行报错", "run it on my Mac"):
+        assert stated.parse(text)["host"]["os"] == "macos", text
+    assert stated.parse("this MacBook vs the Ubuntu 22.04 server") == {}  # two machines: nothing
+
+
+def test_python_platform_strings_of_environment_dumps():
+    """platform.platform() as `transformers-cli env` / `accelerate env` / Langchain-Chatchat print it."""
+    from envdoctor.read import misc
+
+    assert misc.parse("- Platform: Linux-5.15.0-91-generic-x86_64-with-glibc2.35")["host"] == {
+        "os": "linux", "kernel": "5.15.0-91-generic", "arch": "x86_64", "glibc": "2.35"}
+    wsl = misc.parse("- Platform: Linux-5.15.133.1-microsoft-standard-WSL2-x86_64-with-glibc2.35")["host"]
+    assert wsl["wsl"] is True and wsl["os"] == "linux"
+    assert misc.parse("操作系统:macOS-14.2.1-arm64-arm-64bit.")["host"] == {"os": "macos", "arch": "arm64"}
+    assert misc.parse("- Platform: Windows-10-10.0.19045-SP0")["host"] == {"os": "windows"}
+    assert misc.parse("see Linux-kernel docs") == {}

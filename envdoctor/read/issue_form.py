@@ -113,7 +113,7 @@ def _os(facts: dict, value: str) -> None:
         put(facts, "host.os", "macos")
     elif re.search(r"ubuntu|debian|linux|centos|fedora|rhel|red hat|rocky|alma|arch|suse|manjaro|mint", low):
         put(facts, "host.os", "linux")
-        distro = distro_name(value)
+        distro = distro_name(value) if not re.match(r"Linux-\d", value) else None  # platform.platform(): misc reads it
         if distro:
             put(facts, "host.distro", distro)
 

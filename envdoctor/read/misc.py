@@ -2,7 +2,7 @@
 `tf.sysconfig.get_build_info()`, REPL lines (`tf.__version__`, `torch.cuda.is_available()`,
 `tf.config.list_physical_devices('GPU')` → `[]`, IPython's `Out[3]: '1.4.1'`), `paddle.utils.run_check()`,
 `paddle.version.show()` and Paddle's `tools/summary_env.py` ("Paddle With CUDA: False"), `jetson_release`, `/etc/nv_tegra_release`, `/proc/driver/nvidia/version`,
-`lsb_release -a`, `/etc/os-release`, `uname -a`, Python's `platform.uname()`, `python --version` and
+`lsb_release -a`, `/etc/os-release`, `uname -a`, Python's `platform.uname()` and `platform.platform()`, `python --version` and
 the REPL banner. Each reader needs the output's own fixed words, so prose is not read.
 """
 
@@ -24,6 +24,12 @@ _UNAME_RESULT = re.compile(r"uname_result\(system='(\w{1,20})', node='[^']{0,100
                            r"version='[^']{0,200}', machine='(\w{1,20})'\)")
 _UNAME = re.compile(r"(Linux|Darwin) \S{1,100} (\d{1,2}\.\d{1,3}\.\d{1,4}[^\s]{0,80}) #?\S{0,60} .{0,200}? "
                     r"(x86_64|aarch64|arm64|ppc64le)(?: \S{1,20}){0,3}")
+# Python's platform.platform(), which many environment dumps print ("Platform: Linux-5.15.0-91-generic-
+# x86_64-with-glibc2.35", "macOS-14.2.1-arm64-arm-64bit", "Windows-10-10.0.19045-SP0").
+_PLATFORM = re.compile(r"(?<![\w.-])(?:Linux-(?P<kernel>\d{1,2}\.\d{1,3}\.\d{1,4}[\w.+~-]{0,80}?)-(?P<arch>x86_64|aarch64|ppc64le)"
+                       r"-with-(?:glibc(?P<glibc>\d\.\d{1,2})|[\w.-]{1,60})"
+                       r"|macOS-(?P<macos>1\d|2\d)(?:\.\d{1,2}){0,2}-(?P<mac_arch>arm64|x86_64)-(?:arm|i386)-64bit"
+                       r"|Windows-(?:7|8|8\.1|10|11|2008Server|2012Server|2016Server|2019Server|2022Server)-\d{1,2}\.\d\.\d{4,5}(?:-SP\d)?)(?![\w-])(?!\.\w)")
 _PYTHON = re.compile(r"Python (\d\.\d{1,2}\.\d{1,3})(?:(?:a|b|rc)\d{1,2})?\+?(?:$| \(| \|)")
 _BANNER_OS = re.compile(r"\] on (linux|win32|darwin)$")
 _JAX_KEY = re.compile(r"(jax|jaxlib|numpy|python|jax_[a-z0-9_]{1,40}):\s{1,12}(\S.{0,200})")
@@ -58,7 +64,7 @@ def parse(text: str) -> dict:
     facts: dict = {}
     lines = [line.strip() for line in text.splitlines()]
     for reader in (_nvcc, _jax_env, _expressions, _paddle, _jetson_release, _tegra_release, _proc_driver,
-                   _lsb_release, _os_release, _uname, _python):
+                   _lsb_release, _os_release, _uname, _platform, _python):
         reader(facts, lines)
     _tf_build_info(facts, flatten(text) if "is_cuda_build" in text else "")
     return facts
@@ -235,6 +241,24 @@ def _uname(facts: dict, lines: list[str]) -> None:
             put(facts, "host.kernel", release if system != "Windows" else None)
             put(facts, "host.arch", machine if system == "Darwin" and machine == "arm64" else arch(machine))
             put(facts, "host.wsl", True if system == "Linux" and "microsoft" in release.lower() else None)
+
+
+def _platform(facts: dict, lines: list[str]) -> None:
+    """The first platform.platform() string: the OS, and on Linux the kernel, architecture and glibc."""
+    m = next((m for m in map(_PLATFORM.search, lines) if m), None)
+    if m is None:
+        return
+    if m.group("kernel"):
+        put(facts, "host.os", "linux")
+        put(facts, "host.kernel", m.group("kernel"))
+        put(facts, "host.arch", arch(m.group("arch")))
+        put(facts, "host.glibc", m.group("glibc"))
+        put(facts, "host.wsl", True if "microsoft" in m.group("kernel").lower() else None)
+    elif m.group("macos"):
+        put(facts, "host.os", "macos")
+        put(facts, "host.arch", m.group("mac_arch"))
+    else:
+        put(facts, "host.os", "windows")
 
 
 def _python(facts: dict, lines: list[str]) -> None:

@@ -43,7 +43,7 @@ from envdoctor.textnorm import flatten
 
 _END = r"(?![\w+]|\.\d|\.x|\.\*)"  # not part of a longer version, a wildcard or a range
 _AFTER = _END + r"(?! ?(?:or|and|to|-|~) ?(?:later|newer|higher|above|greater|up|\d))"
-_IS = r"(?: version)?(?: (?:is|was)| ?[:=]| -)? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1" / "TF - 2.1.0"
+_IS = r"(?: version| ?版本)?(?: (?:is|was)| ?[:=]| -)? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1" / "TF - 2.1.0"
 _VERSION = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[a-z0-9]{2,12}(?:\.[a-z0-9]{1,12}){0,3})?)"
 _NAMES = (  # (dist, how a sentence names it); a longer name first where one contains another
     ("tensorflow", r"(?:TF|TensorFlow(?:[-_]gpu)?)"),
@@ -61,12 +61,13 @@ _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
-_MAC_MODEL = re.compile(r"(?<![\w.-])(?:Apple (?:silicon )?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.A)
+_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|Apple (?:silicon )?M[1-5]|Mac M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.A)
 # The reporter says the machine has no NVIDIA GPU ("I don't have an nvidia card", "my laptop has no GPU").
 _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|my (?:machine|computer|laptop|pc|server))"
                         r"(?: really| actually)? (?:don.t|do not|doesn.t|does not|haven.t|have not|has not|has no|have no)"
                         r" (?:even )?(?:have |has |own )?(?:a |an |any )?(?:NVIDIA |Nvidia |nvidia |dedicated |discrete |CUDA[- ]capable )"
-                        r"?(?:GPU|graphics? card|video card|card)s?\b(?! (?:with|that|which|of|large|big|enough|powerful|strong|fast|here|right now)\b)",
+                        r"?(?:GPU|graphics? card|video card|card)s?\b(?! (?:with|that|which|of|large|big|enough|powerful|strong|fast|here|right now)\b)"
+                        r"|\b(?:hardware accelerator|runtime type) (?:is |was |set to |= ?|: ?)?(?:none|cpu)\b",  # a notebook without a GPU
                         re.I | re.A)
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER|M)?"
                   r"|(?:NVIDIA )?Quadro (?:RTX )?[KMP]?\d{3,5}|(?:NVIDIA )?(?:GeForce )?(?:GTX )?TITAN (?:Xp|X|V|RTX|Black|Z)"
@@ -83,7 +84,7 @@ _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |
 # An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
 # A template's example in brackets: "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):" says nothing of the machine.
-_EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)", re.I | re.A)
+_EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)|\((?:例如|比如|如|例：|例)[^()\n]{0,160}\)", re.I)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
 # Words just before a version that make it a wish, a requirement or a range, not what is installed.
