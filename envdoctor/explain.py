@@ -514,7 +514,8 @@ def _framework_of(match: Match, facts: Facts) -> str:
 def _refuted(code: str, framework: str, facts: Facts) -> bool:
     """A candidate cause that the described machine's own facts rule out, so the next one is named: a
     torch tagged +cuXXX / built for a CUDA version, or Linux's tensorflow wheel, is no CPU-only build; a machine known to run
-    Linux, macOS or WSL is not native Windows; a known Windows or macOS host has no WSL; a driver
+    Linux, macOS or WSL is not native Windows; a known Windows or macOS host has no WSL, a Linux or
+    Windows one no Rosetta; a driver
     that reported its version is installed."""
     if code == "cpu-only-build" and framework in ("pytorch", "torchvision", "torchaudio"):
         from envdoctor.diagnose._common import local_tag, package
@@ -528,6 +529,8 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
         return facts.host.wsl is True or facts.host.os in ("linux", "macos")
     if code == "wsl-gpu-setup":
         return facts.host.os in ("windows", "macos")
+    if code == "rosetta-python":  # Rosetta runs x86 programs on Apple silicon Macs only
+        return facts.host.os in ("linux", "windows")
     if code == "no-nvidia-driver":  # nvidia-smi answered with a driver version somewhere in the text
         nv = facts.nvidia
         return bool(nv is not None and nv.driver_version and not nv.failure)
