@@ -72,7 +72,8 @@ class Signature:
 
     @functools.cached_property
     def pattern(self) -> re.Pattern:
-        return re.compile(self.regex, re.IGNORECASE)
+        # ASCII classes: a word boundary falls between CJK text and a message ("会提示cuda out of memory")
+        return re.compile(self.regex, re.IGNORECASE | re.ASCII)
 
 
 @dataclass(frozen=True)
