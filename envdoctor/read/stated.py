@@ -61,13 +61,14 @@ _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
-_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|Apple (?:silicon )?M[1-5]|Mac M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.A)
+_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|Apple (?:silicon )?M[1-5]|Mac M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.A)
 # The reporter says the machine has no NVIDIA GPU ("I don't have an nvidia card", "my laptop has no GPU").
 _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|my (?:machine|computer|laptop|pc|server))"
                         r"(?: really| actually)? (?:don.t|do not|doesn.t|does not|haven.t|have not|has not|has no|have no)"
                         r" (?:even )?(?:have |has |own )?(?:a |an |any )?(?:NVIDIA |Nvidia |nvidia |dedicated |discrete |CUDA[- ]capable )"
                         r"?(?:GPU|graphics? card|video card|card)s?\b(?! (?:with|that|which|of|large|big|enough|powerful|strong|fast|here|right now)\b)"
-                        r"|\b(?:hardware accelerator|runtime type) (?:is |was |set to |= ?|: ?)?(?:none|cpu)\b",  # a notebook without a GPU
+                        r"|\b(?:hardware accelerator|runtime type) (?:is |was |set to |= ?|: ?)?(?:none|cpu)\b"  # a notebook without a GPU
+                        r"|\b(?:due to|because of|since there is|as there is|there is|there's) no (?:NVIDIA |Nvidia |nvidia )(?:GPU|graphics card|card)\b",
                         re.I | re.A)
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER|M)?"
                   r"|(?:NVIDIA )?Quadro (?:RTX )?[KMP]?\d{3,5}|(?:NVIDIA )?(?:GeForce )?(?:GTX )?TITAN (?:Xp|X|V|RTX|Black|Z)"
