@@ -491,13 +491,16 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
     if described:  # a cause tied to where the program ran (WSL, a container, a Jetson) comes first there
         candidates = list(dict.fromkeys(_context_causes(candidates, facts) + candidates))
         candidates.sort(key=lambda c: not _in_context(c, facts))
+    chosen = (candidates or match.signature.codes)[0]
+    if described and chosen != match.signature.codes[0] and chosen in _CONTEXT_FIXES and _in_context(chosen, facts):
+        return Explained(match, chosen, None, (_CONTEXT_FIXES[chosen],))  # the message's own fix is for another cause
     fix: tuple[Fix, ...] = (match.generic_fix,)
     if match.signature.plan_fix and framework in _PLANNED:  # this machine's install command, then the why
         from envdoctor.diagnose._common import plan_fix
 
         planned = plan_fix(facts, framework, match.generic_fix)
         fix = planned if match.generic_fix in planned else planned + fix
-    return Explained(match, (candidates or match.signature.codes)[0], None, fix)
+    return Explained(match, chosen, None, fix)
 
 
 def _framework_of(match: Match, facts: Facts) -> str:
@@ -564,6 +567,20 @@ _CONTEXT_EXPLAINS = {  # in this order: no NVIDIA GPU at all explains a containe
     "container-gpu-missing": ("no-nvidia-driver", "cuda-init-failed"),
     "wsl-gpu-setup": ("no-nvidia-driver", "cuda-init-failed"),
     "jetson-wrong-wheel": ("cpu-only-build",),
+}
+
+
+# The fix where the context, not the message, names the cause (the message's fix is for its own first cause).
+_CONTEXT_FIXES = {
+    "no-gpu-platform": ("This machine has no NVIDIA GPU, so no CUDA build can run on it: use the CPU (on Apple silicon, "
+                        "PyTorch's `mps` device), or run on a machine with an NVIDIA GPU."),
+    "container-gpu-missing": ("Start the container with GPU access (`docker run --gpus all`, compose "
+                              "`deploy.resources.reservations.devices`, a Kubernetes `nvidia.com/gpu` limit) and install the "
+                              "NVIDIA Container Toolkit on the host."),
+    "wsl-gpu-setup": ("Keep only the Windows NVIDIA driver (no Linux driver inside WSL) and let WSL provide libcuda from "
+                      "/usr/lib/wsl/lib: `nvidia-smi` inside WSL must list the GPU."),
+    "jetson-wrong-wheel": ("Install NVIDIA's Jetson build for this JetPack (`envdoctor install pytorch` on the Jetson prints it), "
+                           "not the generic aarch64 wheel."),
 }
 
 

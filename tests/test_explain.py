@@ -519,3 +519,11 @@ def test_a_templates_bracketed_example_is_no_fact():
                          "4）系统环境：请说明系统类型、版本（如Mac OS 10.14）、Python版本\n").text)[0]
     assert facts["jetson"] == {"jetpack": "4.6", "model": "Jetson AGX"}
     assert "host" not in facts or facts["host"].get("os") is None
+
+
+def test_a_cause_the_context_names_gets_that_causes_fix():
+    """Langchain-Chatchat#3064-style: torch's CPU-build message on a Mac is no-gpu-platform, and the
+    fix is not "install a CUDA build"."""
+    (item,) = _described("Mac M3，运行报错：AssertionError: Torch not compiled with CUDA enabled").matches
+    assert item.code == "no-gpu-platform"
+    assert "no NVIDIA GPU" in item.fix[0] and not any("CUDA build of PyTorch" in str(f) for f in item.fix)
