@@ -333,7 +333,9 @@ def find(text: str | Normalised) -> list[Match]:
     return sorted(matches, key=lambda m: m.position)
 
 
+@functools.lru_cache(maxsize=1)
 def _noise_first() -> tuple[Signature, ...]:
+    """signatures(), harmless ones first (cached as signatures() is)."""
     return tuple(sorted(signatures(), key=lambda sig: not sig.noise))
 
 
@@ -603,15 +605,15 @@ def _in_context(code: str, facts: Facts) -> bool:
     if code == "tf-windows-native-gpu":
         return facts.host.os == "windows" and facts.host.wsl is not True
     if code == "no-gpu-platform":  # a Mac, only an AMD GPU named, or no NVIDIA GPU said: none to use
-        return not facts.gpus and (facts.host.os == "macos" or bool(facts.amd and facts.amd.gpus) or _stated_none(facts))
+        return not facts.gpus and (facts.host.os == "macos" or bool(facts.amd and facts.amd.gpus) or _recorded_none(facts))
     return False
 
 
-def _stated_none(facts: Facts) -> bool:
-    """The GPU list is recorded as empty and nothing else of an NVIDIA driver or device was seen."""
-    nv = facts.nvidia
-    return (nv is not None and facts.known("nvidia.gpus") and not nv.gpus and not nv.pci_devices
-            and not nv.driver_version and not nv.driver_cuda and facts.jetson is None)
+def _recorded_none(facts: Facts) -> bool:
+    """The machine is recorded as having no NVIDIA GPU: diagnose's own no-gpu-platform rule says so."""
+    from envdoctor.diagnose.driver import no_gpu_platform
+
+    return next(iter(no_gpu_platform(facts)), None) is not None
 
 
 def _can_explain(finding: Finding, framework: str) -> bool:

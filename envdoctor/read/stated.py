@@ -85,7 +85,7 @@ _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |
 # An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
 # A template's example in brackets: "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):" says nothing of the machine.
-_EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)|\((?:例如|比如|如|例：|例)[^()\n]{0,160}\)", re.I)
+_EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)|\((?:例如|比如|如|例)[^()\n]{0,160}\)", re.I)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
 # Words just before a version that make it a wish, a requirement or a range, not what is installed.
