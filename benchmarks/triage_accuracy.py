@@ -115,8 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per thread")
     ap.add_argument("--since", type=int, default=0, metavar="N",
                     help="only reports numbered N or higher (a fresh round, scored before any rule is written from it)")
+    ap.add_argument("--only", default="", metavar="N,N", help="only these report numbers (checking a change on its threads)")
     args = ap.parse_args(argv)
-    reports = [parse(p) for p in sorted(REPORTS.glob("*.txt"), key=_number) if _number(p) >= args.since]
+    only = {int(n) for n in args.only.split(",") if n.strip().isdigit()}
+    reports = [parse(p) for p in sorted(REPORTS.glob("*.txt"), key=_number)
+               if _number(p) >= args.since and (not only or _number(p) in only)]
     if args.split != "all":
         reports = [r for r in reports if r["split"] == args.split]
     rows = []

@@ -69,6 +69,8 @@ class Signature:
     # ("cpu", "gpu"): a text holding none of them cannot match.
     hints: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
+    # The cause a message means on a given OS ({"windows": "nccl-error"}): a known host OS puts it first.
+    by_os: tuple[tuple[str, str], ...] = ()
 
     @functools.cached_property
     def pattern(self) -> re.Pattern:
@@ -182,13 +184,16 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         examples = row.get("example") or []
         if isinstance(examples, str):
             examples = [examples]
+        by_os = row.get("by_os") or {}
+        if not isinstance(by_os, dict) or any(code not in codes for code in by_os.values()):
+            raise MatrixError(f"{where}: 'by_os' must map an OS (linux, windows, macos) to one of the row's codes")
         found.append(Signature(id=row["id"], framework=row["framework"], regex=row["pattern"], codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"], noise=bool(row.get("noise", False)),
                                symptom=bool(row.get("symptom", False)), generic=bool(row.get("generic", False)),
                                program_error=bool(row.get("program_error", False)),
                                needles=tuple(needles), anchors=tuple(anchors), hints=tuple(hints),
-                               examples=tuple(examples)))
+                               examples=tuple(examples), by_os=tuple(sorted(by_os.items()))))
     return tuple(found)
 
 
@@ -490,6 +495,10 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
         if confirmed is not None:
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
     candidates = [c for c in match.signature.codes if not (described and _refuted(c, framework, facts))]
+    on_os = dict(match.signature.by_os).get(facts.host.os or "") if described else None
+    if on_os in candidates:  # the message means this cause on the host's OS
+        candidates.remove(on_os)
+        candidates.insert(0, on_os)
     if described:  # a cause tied to where the program ran (WSL, a container, a Jetson) comes first there
         candidates = list(dict.fromkeys(_context_causes(candidates, facts) + candidates))
         candidates.sort(key=lambda c: not _in_context(c, facts))

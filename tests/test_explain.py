@@ -527,3 +527,34 @@ def test_a_cause_the_context_names_gets_that_causes_fix():
     (item,) = _described("Mac M3，运行报错：AssertionError: Torch not compiled with CUDA enabled").matches
     assert item.code == "no-gpu-platform"
     assert "no NVIDIA GPU" in item.fix[0] and not any("CUDA build of PyTorch" in str(f) for f in item.fix)
+
+
+# --- a message whose cause depends on the host OS; a torch build's kernels when the platform is unknown
+
+def test_no_nccl_built_in_is_the_platform_on_windows_and_a_cpu_build_on_linux():
+    message = "RuntimeError: Distributed package doesn't have NCCL built in"
+    windows = message + '\n  File "C:\\anaconda\\envs\\clip\\lib\\site-packages\\torch\\distributed\\distributed_c10d.py"\n'
+    linux = message + '\n  File "/home/ann/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py"\n'
+    assert _described(windows).diagnosis[0] == "nccl-error"
+    assert _described(linux).diagnosis[0] == "cpu-only-build"
+
+
+def test_a_gpu_no_platform_build_of_the_tag_covers_is_unsupported_when_the_os_is_unknown():
+    # cu129 wheels of torch 2.8 start at sm_70 on every platform: a GTX 1070 (sm_61) has no kernels in any
+    from envdoctor.complete import complete
+    from envdoctor.read import read_machine
+
+    def judged(text: str) -> tuple[str, ...]:  # as `explain` does: the described machine, completed
+        return explain(text, complete(_facts(read_machine(text)[0])), machine_described=True).diagnosis
+
+    text = "Setup: GTX 1070, 16 GB RAM. Versions: PyTorch 2.8.0 + cu129. A kernel-related error at startup."
+    assert judged(text)[:1] == ("gpu-arch-unsupported",)
+    # an RTX 3060 (sm_86) is covered by all of them: nothing is claimed from the machine
+    assert "gpu-arch-unsupported" not in judged(text.replace("GTX 1070", "RTX 3060"))
+
+
+def test_by_os_must_name_one_of_the_rows_codes():
+    row = {"id": "x", "framework": "pytorch", "pattern": "some long literal message", "codes": ["cpu-only-build"],
+           "cause": "c", "fix": "f", "source": "s", "checked": "2026-12-06", "by_os": {"windows": "nccl-error"}}
+    with pytest.raises(MatrixError, match="by_os"):
+        parse_signatures({"signature": [row]})

@@ -975,3 +975,35 @@ def test_python_platform_strings_of_environment_dumps():
     assert misc.parse("操作系统:macOS-14.2.1-arm64-arm-64bit.")["host"] == {"os": "macos", "arch": "arm64"}
     assert misc.parse("- Platform: Windows-10-10.0.19045-SP0")["host"] == {"os": "windows"}
     assert misc.parse("see Linux-kernel docs") == {}
+
+
+# --- the OS a traceback's paths show; a version written "2.8.0 + cu129"
+
+@pytest.mark.parametrize("text, system", [
+    ('Cannot import /Users/oliver/ComfyUI/custom_nodes/ComfyUI-Ovi module for custom nodes', "macos"),
+    ('File "C:\\Users\\DJscy\\AppData\\Roaming\\SpleeterGUI\\python\\Lib\\site-packages\\tensorflow_core\\python\\x.py"', "windows"),
+    ('  File "/home/ann/miniconda3/envs/t/lib/python3.10/site-packages/torch/__init__.py", line 1', "linux"),
+    ('  File "/content/drive/MyDrive/train.py", line 4, in <module>', "linux"),
+])
+def test_the_os_a_paths_shows(text, system):
+    from envdoctor.read import paths
+
+    assert paths.parse(text) == {"host": {"os": system}}
+
+
+@pytest.mark.parametrize("text", [
+    "/Users/ann/project/run.py on my laptop, then /home/ann/run.py on the server",  # two systems: nothing
+    "(textgen) eugeo@DESKTOP:/mnt/c/Users/eugeo/dev$ python server.py",  # Windows' drive seen from WSL is no Mac
+    "see https://example.org/Users/guide/ for details",  # a URL's path is nobody's machine
+    "no paths at all",
+])
+def test_paths_that_say_nothing_or_too_much(text):
+    from envdoctor.read import paths
+
+    assert paths.parse(text) == {}
+
+
+def test_a_stated_version_with_a_spaced_local_tag():
+    from envdoctor.read import stated
+
+    assert stated.parse("**Versions:** PyTorch 2.8.0 + cu129, GTX 1070")["python"]["packages"]["torch"] == "2.8.0+cu129"

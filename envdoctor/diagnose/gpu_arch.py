@@ -66,7 +66,7 @@ def _check(facts: Facts, framework: str, dist: str, version: str, arch_list, car
     if not missing:
         return
     sm = ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in missing}))
-    gpus = ", ".join(f"GPU {i} {name or ''} (compute capability {cc})".replace("  ", " ") for i, name, cc in missing)
+    gpus = ", ".join(f"{_gpu(i, name)} (compute capability {cc})" for i, name, cc in missing)
     yield Finding(
         code="gpu-arch-unsupported", severity="error", section="frameworks",
         title=f"{dist} {version} has no kernels for {sm}",
@@ -75,6 +75,11 @@ def _check(facts: Facts, framework: str, dist: str, version: str, arch_list, car
         evidence=(f"python.packages.{dist}={version}", f"arch_list={','.join(arch_list)}",
                   *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in missing)),
     )
+
+
+def _gpu(index, name: Optional[str]) -> str:
+    """"GPU 0 NVIDIA A100", or just the name where a report gave no index."""
+    return " ".join(part for part in (f"GPU {index}" if index is not None else "", name or "") if part) or "a GPU"
 
 
 def _paddle(facts: Facts) -> Iterable[Finding]:
@@ -88,7 +93,7 @@ def _paddle(facts: Facts) -> Iterable[Finding]:
     yield Finding(
         code="gpu-arch-unsupported", severity="error", section="frameworks",
         title=f"paddlepaddle-gpu {version} needs compute capability {minimum} or newer",
-        detail=", ".join(f"GPU {i} {name or ''} has compute capability {cc}" for i, name, cc in low)
+        detail=", ".join(f"{_gpu(i, name)} has compute capability {cc}" for i, name, cc in low)
                + f"; Paddle {public(version)}'s GPU builds start at {minimum}.",
         fix=plan_fix(facts, "paddle", "Use an older Paddle release that still supports this GPU (`envdoctor matrix paddle`)"),
         evidence=(f"python.packages.paddlepaddle-gpu={version}", *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in low)),
@@ -103,8 +108,20 @@ def _torch_arch_list(facts: Facts, version: str, build: str) -> tuple[Optional[l
     deep = framework_of(facts, "pytorch")
     if deep and deep.arch_list:
         return list(deep.arch_list), "torch.cuda.get_arch_list()"
-    arches = knowledge.torch_arch_list(str(public(version)), build, platform_key(facts))
+    platform = platform_key(facts)
+    if platform is None:  # every platform's build of this tag together: a GPU none of them covers is not covered
+        lists = [knowledge.torch_arch_list(str(public(version)), build, p) for p in _NVIDIA_PLATFORMS]
+        union = sorted({a for archs in lists if archs for a in archs}, key=_arch_order)
+        return (union, "pytorch matrix, every platform's build") if union else (None, "")
+    arches = knowledge.torch_arch_list(str(public(version)), build, platform)
     return (list(arches), "pytorch matrix") if arches else (None, "")
+
+
+_NVIDIA_PLATFORMS = ("linux_x86_64", "windows_amd64", "linux_aarch64")  # where torch ships CUDA builds
+
+
+def _arch_order(arch: str) -> tuple[int, str]:
+    return int("".join(ch for ch in arch if ch.isdigit()) or 0), arch
 
 
 def runs(arch_list: list[str], cc: str):

@@ -4,7 +4,7 @@
 (`normalise(raw).text`) and merges what they read into a partial facts dict (schema
 envdoctor.facts/1): only the keys some output actually said; nothing is guessed. Where two parsers
 read the same leaf, the more trusted wins, in this order: collect_env > nvidia_smi > lightning_env > misc > packages
-> versions_quoted > stated (a sentence's words).
+> versions_quoted > stated (a sentence's words) > paths (the OS a traceback's file paths show).
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import re
 from typing import Any
 
 from envdoctor.facts import SCHEMA
-from envdoctor.read import (collect_env, envdoctor_report, issue_form, lightning_env, misc, nvidia_smi, packages, prose, stated,
-                            versions_quoted)
+from envdoctor.read import (collect_env, envdoctor_report, issue_form, lightning_env, misc, nvidia_smi, packages, paths, prose,
+                            stated, versions_quoted)
 from envdoctor.read._util import merge
 from envdoctor.values import FRAMEWORK_DISTRIBUTIONS
 
 PARSERS = (("collect_env", collect_env.parse), ("nvidia-smi", nvidia_smi.parse), ("lightning", lightning_env.parse),
            ("misc", misc.parse),
            ("packages", packages.parse), ("issue form", issue_form.parse), ("quoted", versions_quoted.parse),
-           ("prose", prose.parse), ("stated", stated.parse))
+           ("prose", prose.parse), ("stated", stated.parse), ("paths", paths.parse))
 _NOTED = (  # (path, how a note shows it)
     ("frameworks.torch.version", "torch {}"), ("frameworks.tensorflow.version", "tensorflow {}"),
     ("frameworks.jax.version", "jax {}"), ("frameworks.paddle.version", "paddle {}"),

@@ -44,7 +44,7 @@ from envdoctor.textnorm import flatten
 _END = r"(?![\w+]|\.\d|\.x|\.\*)"  # not part of a longer version, a wildcard or a range
 _AFTER = _END + r"(?! ?(?:or|and|to|-|~) ?(?:later|newer|higher|above|greater|up|\d))"
 _IS = r"(?: version| ?版本)?(?: (?:is|was)| ?[:=]| -)? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1" / "TF - 2.1.0"
-_VERSION = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\+[a-z0-9]{2,12}(?:\.[a-z0-9]{1,12}){0,3})?)"
+_VERSION = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?: ?\+ ?[a-z0-9]{2,12}(?:\.[a-z0-9]{1,12}){0,3})?)"  # "2.8.0 + cu129" too
 _NAMES = (  # (dist, how a sentence names it); a longer name first where one contains another
     ("tensorflow", r"(?:TF|TensorFlow(?:[-_]gpu)?)"),
     ("torchvision", r"torchvision"), ("torchaudio", r"torchaudio"),
@@ -140,7 +140,7 @@ def _first_stated(facts: dict, path: str, pattern: re.Pattern, flat: str, dist: 
             continue
         if dist == "torch" and flat[m.start():m.start() + 12].lower().startswith("torch") and _part_of_name(flat, m.start()):
             continue
-        put(facts, path, pep440(m.group(1)) if dist else m.group(1))
+        put(facts, path, pep440(m.group(1).replace(" ", "")) if dist else m.group(1))
         return
 
 
