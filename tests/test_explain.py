@@ -558,3 +558,20 @@ def test_by_os_must_name_one_of_the_rows_codes():
            "cause": "c", "fix": "f", "source": "s", "checked": "2026-12-06", "by_os": {"windows": "nccl-error"}}
     with pytest.raises(MatrixError, match="by_os"):
         parse_signatures({"signature": [row]})
+
+
+@pytest.mark.parametrize("cc, runtime, unsupported", [
+    ("8.6", "10.2", True),  # an RTX 30xx under a CUDA 10.2 Paddle (report 1559's log)
+    ("8.6", "11.0", False),  # CUDA 11.0 builds sm_80, whose code runs on sm_86
+    ("12.0", "12.6", True),  # an RTX 50xx under a CUDA 12.6 Paddle
+    ("12.0", "12.9", False),
+])
+def test_paddle_on_a_cuda_runtime_that_cannot_reach_the_gpus_generation(cc, runtime, unsupported):
+    from envdoctor.complete import complete
+    from envdoctor.read import read_machine
+
+    text = (">>> paddle.utils.run_check()\nRunning verify PaddlePaddle program ...\n"
+            f"W0617 18:00:22.433677 19572 device_context.cc:404] Please NOTE: device: 0, GPU Compute Capability: {cc}, "
+            f"Driver API Version: 13.0, Runtime API Version: {runtime}\n")
+    diagnosis = explain(text, complete(_facts(read_machine(text)[0])), machine_described=True).diagnosis
+    assert ("gpu-arch-unsupported" in diagnosis) is unsupported

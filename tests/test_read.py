@@ -373,7 +373,7 @@ def test_driver_too_old_next_to_a_header_line():
 
 def test_paddle_messages():
     assert versions_quoted.parse(load("vq_paddle_runcheck_cudnn.txt")) == {
-        "frameworks": {"paddle": {"cudnn": "8.2"}}, "cudnn": [{"version": "8.1", "source": "log"}],
+        "frameworks": {"paddle": {"cudnn": "8.2", "cuda": "11.2"}}, "cudnn": [{"version": "8.1", "source": "log"}],
         "nvidia": {"gpus": [{"index": 0, "compute_capability": "7.5"}], "driver_cuda": "11.2"}}
     windows = versions_quoted.parse(load("vq_paddle_windows_cudnn.txt"))
     assert windows["host"] == {"os": "windows"} and windows["frameworks"]["paddle"]["cudnn"] == "8.4"
@@ -984,6 +984,7 @@ def test_python_platform_strings_of_environment_dumps():
     ('File "C:\\Users\\DJscy\\AppData\\Roaming\\SpleeterGUI\\python\\Lib\\site-packages\\tensorflow_core\\python\\x.py"', "windows"),
     ('  File "/home/ann/miniconda3/envs/t/lib/python3.10/site-packages/torch/__init__.py", line 1', "linux"),
     ('  File "/content/drive/MyDrive/train.py", line 4, in <module>', "linux"),
+    ("/private/var/folders/0d/nlq/T/pip-install-nq6/flash-attn_ed14/setup.py:78: UserWarning: nvcc was not found", "macos"),
 ])
 def test_the_os_a_paths_shows(text, system):
     from envdoctor.read import paths

@@ -83,6 +83,7 @@ def _gpu(index, name: Optional[str]) -> str:
 
 
 def _paddle(facts: Facts) -> Iterable[Finding]:
+    yield from _paddle_cuda(facts)
     version = package(facts, "paddlepaddle-gpu")
     minimum = knowledge.min_compute_capability("paddle", str(public(version))) if version else None
     if not minimum:
@@ -98,6 +99,40 @@ def _paddle(facts: Facts) -> Iterable[Finding]:
         fix=plan_fix(facts, "paddle", "Use an older Paddle release that still supports this GPU (`envdoctor matrix paddle`)"),
         evidence=(f"python.packages.paddlepaddle-gpu={version}", *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in low)),
     )
+
+
+def _paddle_cuda(facts: Facts) -> Iterable[Finding]:
+    """A Paddle running on CUDA X (its "Runtime API Version") on a GPU that no toolkit X can compile
+    for, nor any older GPU of its generation whose code it could run: an RTX 30xx (sm_86) under a
+    CUDA 10.2 build, an RTX 50xx (sm_120) under CUDA 12.6."""
+    paddle = facts.frameworks.get("paddle")
+    cuda = paddle.cuda if paddle is not None else None
+    if not cuda:
+        return
+    unreachable = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if _generation_unreachable(cc, cuda)]
+    if not unreachable:
+        return
+    sm = ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in unreachable}))
+    yield Finding(
+        code="gpu-arch-unsupported", severity="error", section="frameworks",
+        title=f"Paddle built for CUDA {cuda} has no kernels for {sm}",
+        detail=", ".join(f"{_gpu(i, name)} has compute capability {cc}" for i, name, cc in unreachable)
+               + f"; no CUDA {cuda} toolkit compiles for it or for an older GPU of its generation (gpus matrix), "
+               "so Paddle's kernels cannot run there: run_check hangs JIT-compiling or fails.",
+        fix=plan_fix(facts, "paddle", "Install a paddlepaddle-gpu build for a CUDA version that supports this GPU "
+                                      "(`envdoctor install paddle --cuda auto`)"),
+        evidence=(f"frameworks.paddle.cuda={cuda}", *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in unreachable)),
+    )
+
+
+def _generation_unreachable(cc: str, cuda: str) -> bool:
+    """No architecture of this GPU's major generation, up to its own, that toolkit `cuda` can build:
+    binaries for sm_80 run on sm_86, so an sm_86 GPU under CUDA 11.0 is reachable, under 10.2 not."""
+    from envdoctor.matrix import gpus
+
+    same = [a.cc for a in gpus.archs() if _cc(a.cc)[0] == _cc(cc)[0] and _cc(a.cc) <= _cc(cc)]
+    verdicts = [gpus.cuda_can_build(a, cuda) for a in same]
+    return bool(verdicts) and all(v is False for v in verdicts)
 
 
 def _cc(cc: str) -> tuple[int, ...]:

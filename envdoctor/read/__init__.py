@@ -26,7 +26,7 @@ _NOTED = (  # (path, how a note shows it)
     ("frameworks.torch.version", "torch {}"), ("frameworks.tensorflow.version", "tensorflow {}"),
     ("frameworks.jax.version", "jax {}"), ("frameworks.paddle.version", "paddle {}"),
     ("frameworks.torch.cuda", "torch built for CUDA {}"),
-    ("frameworks.tensorflow.cuda", "tensorflow built for CUDA {}"),
+    ("frameworks.tensorflow.cuda", "tensorflow built for CUDA {}"), ("frameworks.paddle.cuda", "paddle built for CUDA {}"),
     ("nvidia.driver_version", "driver {}"), ("nvidia.driver_cuda", "driver supports CUDA {}"),
     ("nvidia.failure", "nvidia-smi failure {}"), ("cuda_toolkit.version", "CUDA toolkit {}"),
     ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.container", "in a {} container"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"), ("jetson.jetpack", "JetPack {}"),

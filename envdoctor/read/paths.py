@@ -11,7 +11,8 @@ import re
 from envdoctor.read._util import put
 
 _SYSTEMS = (
-    ("macos", re.compile(r"(?<![\w:/\\.-])/Users/[\w.@-]{1,60}/|(?<![\w/.-])/opt/homebrew/|/Library/Frameworks/Python\.framework/")),
+    ("macos", re.compile(r"(?<![\w:/\\.-])/Users/[\w.@-]{1,60}/|(?<![\w/.-])/opt/homebrew/|/Library/Frameworks/Python\.framework/"
+                         r"|(?<![\w/.-])/private/var/folders/")),  # macOS's per-user temporary directory (pip's build dirs)
     ("windows", re.compile(r"(?<![\w])[A-Za-z]:[\\/]{1,2}(?:Users|Program Files|ProgramData|Python3\d{1,2}|Windows)[\\/]"
                            r"|\\Lib\\site-packages\\", re.I)),
     ("linux", re.compile(r"(?<![\w:/\\.-])/home/[\w.@-]{1,60}/|(?<![\w/.-])/usr/(?:local/)?lib/python3\.\d{1,2}/"

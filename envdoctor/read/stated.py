@@ -61,7 +61,7 @@ _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
-_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|Apple (?:silicon )?M[1-5]|Mac M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.A)
+_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|Apple (?:silicon )?M[1-5]|Mac ?[Mm][1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.A)
 # The reporter says the machine has no NVIDIA GPU ("I don't have an nvidia card", "my laptop has no GPU").
 _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|my (?:machine|computer|laptop|pc|server))"
                         r"(?: really| actually)? (?:don.t|do not|doesn.t|does not|haven.t|have not|has not|has no|have no)"

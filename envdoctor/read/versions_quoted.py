@@ -100,6 +100,7 @@ def _paddle_device(facts: dict, m: re.Match, flat: str) -> None:
     cc = m.group(2) if "." in m.group(2) else f"{m.group(2)[:-1]}.{m.group(2)[-1]}"  # "CUDA Capability: 70"
     add_gpu(facts, index=int(m.group(1)), compute_capability=cc)
     put(facts, "nvidia.driver_cuda", m.group(3))
+    put(facts, "frameworks.paddle.cuda", m.group(4))  # the CUDA runtime Paddle runs on: the one it was built for
 
 
 def _paddle_cudnn(facts: dict, m: re.Match, flat: str) -> None:
