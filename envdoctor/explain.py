@@ -471,12 +471,14 @@ def _most_telling(matches: list[Match]) -> list[Match]:
 
 
 def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tuple[str, ...]:
-    """Causes a machine fact confirms come first, then the described machine's own errors, then the
-    cause the messages point to most: each unconfirmed message votes for its first code, a specific
+    """Causes a machine fact confirms come first, then the described machine's own errors, then a cause
+    the context chose for a message, then the cause the messages point to most: each unconfirmed message votes for its first code, a specific
     message (one candidate code) more than a vague one; ties go to the later message, the error the
     run ended on."""
     ranked: list[str] = [e.code for e in explained if e.confirmed is not None]
     ranked += [f.code for f in machine_errors]
+    # a cause the text's context (WSL, a container, a Mac, a Jetson) chose over the message's own first one
+    ranked += [e.code for e in explained if e.confirmed is None and e.code in _CONTEXT_FIXES and e.code != e.match.signature.codes[0]]
     votes: dict[str, tuple[float, int]] = {}
     for e in explained:
         if e.confirmed is None:

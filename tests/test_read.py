@@ -994,7 +994,6 @@ def test_the_os_a_paths_shows(text, system):
 
 @pytest.mark.parametrize("text", [
     "/Users/ann/project/run.py on my laptop, then /home/ann/run.py on the server",  # two systems: nothing
-    "(textgen) eugeo@DESKTOP:/mnt/c/Users/eugeo/dev$ python server.py",  # Windows' drive seen from WSL is no Mac
     "see https://example.org/Users/guide/ for details",  # a URL's path is nobody's machine
     "no paths at all",
 ])
@@ -1002,6 +1001,14 @@ def test_paths_that_say_nothing_or_too_much(text):
     from envdoctor.read import paths
 
     assert paths.parse(text) == {}
+
+
+def test_a_windows_drive_under_mnt_is_wsl():
+    from envdoctor.read import paths
+
+    prompt = "(textgen) eugeo@DESKTOP-88L7K4D:/mnt/c/Users/eugeo/Documents/dev$ python server.py\n"
+    assert paths.parse(prompt + "/home/eugeo/miniconda3/envs/textgen/lib/python3.10/site-packages/x.py") == {
+        "host": {"os": "linux", "wsl": True}}
 
 
 def test_a_stated_version_with_a_spaced_local_tag():

@@ -1,6 +1,6 @@
 """The operating system a traceback's file paths show: `/Users/<name>/…` and `/opt/homebrew/` are a Mac's,
 `C:\\Users\\…` and `…\\Lib\\site-packages` Windows', `/home/<name>/…`, `/usr/lib/python3…` and Colab's
-`/content/` Linux's. Read only when every path that says something names one system (a report that
+`/content/` Linux's, `/mnt/c/Users/…` WSL's. Read only when every path that says something names one system (a report that
 mixes a Mac with a Linux server says nothing), and trusted least: a stated or printed OS wins.
 """
 
@@ -20,11 +20,21 @@ _SYSTEMS = (
 )
 
 
+# A Windows drive mounted under /mnt/<letter>/ is WSL's (drvfs): a Linux inside Windows.
+_WSL = re.compile(r"(?<![\w/.-])/mnt/[a-z]/(?:Users|Program Files|Windows|ProgramData)/")
+
+
 def parse(text: str) -> dict:
     facts: dict = {}
     if "/" not in text and "\\" not in text:
         return facts
-    found = [system for system, pattern in _SYSTEMS if pattern.search(text)]
-    if len(found) == 1:
-        put(facts, "host.os", found[0])
+    found = {system for system, pattern in _SYSTEMS if pattern.search(text)}
+    wsl = bool(_WSL.search(text))
+    if wsl:
+        found = (found - {"linux"}) | {"wsl"}
+    if found == {"wsl"}:
+        put(facts, "host.os", "linux")
+        put(facts, "host.wsl", True)
+    elif len(found) == 1:
+        put(facts, "host.os", found.pop())
     return facts
