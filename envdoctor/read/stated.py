@@ -70,7 +70,7 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r"|\b(?:hardware accelerator|runtime type) (?:is |was |set to |= ?|: ?)?(?:none|cpu)\b"  # a notebook without a GPU
                         r"|\b(?:due to|because of|since there is|as there is|there is|there's) no (?:NVIDIA |Nvidia |nvidia )(?:GPU|graphics card|card)\b",
                         re.I | re.A)
-_GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti| ?SUPER|M)?"
+_GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}(?: ?Ti| ?SUPER|M)?"
                   r"|(?:NVIDIA )?Quadro (?:RTX )?[KMP]?\d{3,5}|(?:NVIDIA )?(?:GeForce )?(?:GTX )?TITAN (?:Xp|X|V|RTX|Black|Z)"
                   r"|(?:NVIDIA )?(?:GeForce )?MX ?\d{3}|(?:NVIDIA )?RTX A\d{4}"
                   r"|(?:NVIDIA )?Tesla [KMPVT]\d{1,3}|NVIDIA (?:A|H|B|L)\d{1,3}[A-Z]?"
