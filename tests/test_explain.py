@@ -575,3 +575,15 @@ def test_paddle_on_a_cuda_runtime_that_cannot_reach_the_gpus_generation(cc, runt
             f"Driver API Version: 13.0, Runtime API Version: {runtime}\n")
     diagnosis = explain(text, complete(_facts(read_machine(text)[0])), machine_described=True).diagnosis
     assert ("gpu-arch-unsupported" in diagnosis) is unsupported
+
+
+def test_a_cause_the_context_chose_ranks_before_the_messages_own_first_causes():
+    # report 1645 (bitsandbytes under WSL): the CPU-library warning alone votes companion-mismatch, but
+    # "libcuda.so not found" under WSL is WSL's missing /usr/lib/wsl/lib
+    text = ("WSL CUDA install on Windows 10: GPU not detected\n"
+            "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed? If you are on a cluster, "
+            "make sure you are on a CUDA machine!\n"
+            "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, "
+            "8-bit multiplication, and GPU quantization are unavailable.\n")
+    assert _described(text).diagnosis[0] == "wsl-gpu-setup"
+    assert _described(text.replace("WSL CUDA install on Windows 10", "Ubuntu 22.04 server")).diagnosis[0] != "wsl-gpu-setup"
