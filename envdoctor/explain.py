@@ -575,10 +575,10 @@ _ENGINES = ("docker", "podman", "apptainer", "kubernetes")  # container runtimes
 # inside a container started without GPU access, or inside WSL; a CPU build on a Jetson is the
 # generic wheel; no NVIDIA GPU at all on a Mac, an AMD-only machine or one said to have none (where
 # the CUDA runtime, finding no driver, answers "driver version is insufficient", and a CUDA extension
-# finds no nvcc or CUDA library to build or load).
+# finds no nvcc to build with).
 _CONTEXT_EXPLAINS = {  # in this order: no NVIDIA GPU at all explains a container or WSL that sees none
     "no-gpu-platform": ("no-nvidia-driver", "cpu-only-build", "cuda-init-failed", "driver-too-old", "extension-build-mismatch",
-                        "cuda-libs-missing", "toolkit-without-driver"),
+                        "toolkit-without-driver"),
     "container-gpu-missing": ("no-nvidia-driver", "cuda-init-failed"),
     "wsl-gpu-setup": ("no-nvidia-driver", "cuda-init-failed"),
     "jetson-wrong-wheel": ("cpu-only-build",),

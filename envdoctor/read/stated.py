@@ -37,6 +37,7 @@ output or template field that says the same leaf wins.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from envdoctor.read._util import add_gpu, distro_name, pep440, put
 from envdoctor.textnorm import flatten
@@ -90,7 +91,7 @@ _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbo
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
 # Words just before a version that make it a wish, a requirement or a range, not what is installed.
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
-                     r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|until"
+                     r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
 _WORDS = ("wsl", "radeon", "amd", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
           "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card")
@@ -155,8 +156,8 @@ def _os(facts: dict, flat: str, lower: str) -> None:
             put(facts, "host.os", "linux")
             put(facts, "host.wsl", True)
         return
-    ubuntu, windows, hosted = _UBUNTU.search(flat), _WINDOWS.search(flat), _HOSTED.search(flat)
-    mac = _MACOS.search(flat) or _MAC_MODEL.search(flat)
+    ubuntu, windows, hosted = _machine_named(_UBUNTU, flat), _machine_named(_WINDOWS, flat), _HOSTED.search(flat)
+    mac = _machine_named(_MACOS, flat) or _MAC_MODEL.search(flat)
     if sum(1 for m in (ubuntu or hosted, windows, mac) if m) != 1:  # none, or several machines: say nothing
         return
     if windows:
@@ -168,6 +169,11 @@ def _os(facts: dict, flat: str, lower: str) -> None:
     else:
         put(facts, "host.os", "linux")
         put(facts, "host.distro", distro_name(f"Ubuntu {ubuntu.group(1)}"))
+
+
+def _machine_named(pattern: re.Pattern, flat: str) -> Optional[re.Match]:
+    """The first mention that is not a range or a wish ("after Mac OS 10.11", "requires Windows 10")."""
+    return next((m for m in pattern.finditer(flat) if not _WANTED.search(flat[max(0, m.start() - 40):m.start()])), None)
 
 
 def _gpu(facts: dict, name: str) -> None:
