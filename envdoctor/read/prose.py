@@ -39,6 +39,7 @@ _CONTAINER = (
     re.compile(rf"\b{_ENGINE} (?:image|container)s?\b", re.I),
     # "In the container, nvidia-smi worked": the engine is named elsewhere in the text
     re.compile(r"\b(?:in|inside|within) (?:the|a|my|this|our) container\b", re.I),
+    re.compile(rf"{_ENGINE} ?(?:环境|容器|镜像|里|中|内|启动|运行)|(?:在|使用|用|启动)(?:了)? ?{_ENGINE}", re.I),  # "docker 环境问题", "在docker中"
 )
 
 
@@ -105,7 +106,8 @@ def parse(text: str) -> dict:
     for pattern in _CONTAINER if container else ():
         m = pattern.search(flat)
         if m:
-            engine = (m.group(1) if m.lastindex else _engine_named(lower)).lower()
+            named = next((g for g in m.groups() if g), None)  # the engine, whichever branch named it
+            engine = (named or _engine_named(lower)).lower()
             put(facts, "host.container", _RUNTIME.get(engine, "docker"))
             break
     return facts
