@@ -583,6 +583,10 @@ def test_yolo_banner_reads_python_torch_and_gpus():
     ("root@00921839c781:/anomalib# nvidia-smi\nbash: nvidia-smi: command not found", "docker"),
     # floydhub/dockerfiles#3
     ("$ sudo docker run  -t -i floydhub/pytorch:latest-gpu-py3 ipython", "docker"),
+    # report 1954 (jetson-containers), 1959 and 1960 (PaddleSpeech)
+    ("However, when using docker-compose to run the applications, I am getting errors like:", "docker"),
+    ("docker 环境问题", "docker"),
+    ("[S2T]基于Paddle nvidia-docker 启动时，无法正常检测到gpu", "docker"),
 ])
 def test_prose_container(text, engine):
     assert prose.parse(text) == {"host": {"container": engine}}

@@ -34,7 +34,7 @@ from envdoctor.textnorm import flatten
 _ENGINE = r"(nvidia-docker|docker|podman|singularity|apptainer|kubernetes|k8s)"
 _CONTAINER = (
     re.compile(r"(?:^|\s)root@[0-9a-f]{12}:[/~]"),  # Docker's default hostname: the container id
-    re.compile(rf"\b{_ENGINE}(?: container)? (?:run|exec|compose|start)\b", re.I),
+    re.compile(rf"\b{_ENGINE}(?: container)?[ -](?:run|exec|compose|start)\b", re.I),
     re.compile(rf"\b(?:in|inside|within|into|from|on) (?:the |a |an |my |this |our |their )?(?:official )?{_ENGINE}\b", re.I),
     re.compile(rf"\b{_ENGINE} (?:image|container)s?\b", re.I),
     # "In the container, nvidia-smi worked": the engine is named elsewhere in the text
