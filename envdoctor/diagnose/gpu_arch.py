@@ -14,6 +14,7 @@ from envdoctor.diagnose._common import framework_of, gpu_ccs, package, plan_fix,
 from envdoctor.diagnose.frameworks import platform_key, tensorflow_gpu
 from envdoctor.diagnose.knowledge import torch_build
 from envdoctor.facts import Facts
+from envdoctor.matrix import PLATFORMS
 from envdoctor.findings import Finding
 
 
@@ -145,14 +146,11 @@ def _torch_arch_list(facts: Facts, version: str, build: str) -> tuple[Optional[l
         return list(deep.arch_list), "torch.cuda.get_arch_list()"
     platform = platform_key(facts)
     if platform is None:  # every platform's build of this tag together: a GPU none of them covers is not covered
-        lists = [knowledge.torch_arch_list(str(public(version)), build, p) for p in _NVIDIA_PLATFORMS]
+        lists = [knowledge.torch_arch_list(str(public(version)), build, p) for p in PLATFORMS]  # none where no such build
         union = sorted({a for archs in lists if archs for a in archs}, key=_arch_order)
         return (union, "pytorch matrix, every platform's build") if union else (None, "")
     arches = knowledge.torch_arch_list(str(public(version)), build, platform)
     return (list(arches), "pytorch matrix") if arches else (None, "")
-
-
-_NVIDIA_PLATFORMS = ("linux_x86_64", "windows_amd64", "linux_aarch64")  # where torch ships CUDA builds
 
 
 def _arch_order(arch: str) -> tuple[int, str]:
