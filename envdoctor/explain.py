@@ -474,17 +474,19 @@ def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tu
     """Causes a machine fact confirms come first, then the described machine's own errors, then a cause
     the context chose for a message, then the cause the messages point to most: each unconfirmed message votes for its first code, a specific
     message (one candidate code) more than a vague one; ties go to the later message, the error the
-    run ended on."""
+    run ended on. Last, the first cause of a message whose context chose another."""
     ranked: list[str] = [e.code for e in explained if e.confirmed is not None]
     ranked += [f.code for f in machine_errors]
     # a cause the text's context (WSL, a container, a Mac, a Jetson) chose over the message's own first one
-    ranked += [e.code for e in explained if e.confirmed is None and e.code in _CONTEXT_FIXES and e.code != e.match.signature.codes[0]]
+    overruled = [e for e in explained if e.confirmed is None and e.code in _CONTEXT_FIXES and e.code != e.match.signature.codes[0]]
+    ranked += [e.code for e in overruled]
     votes: dict[str, tuple[float, int]] = {}
     for e in explained:
         if e.confirmed is None:
             score, _ = votes.get(e.code, (0.0, 0))
             votes[e.code] = (score + 1 / len(e.match.signature.codes), e.match.position)
     ranked += sorted(votes, key=lambda code: votes[code], reverse=True)
+    ranked += [e.match.signature.codes[0] for e in overruled]  # the message's own cause stays possible
     unique = list(dict.fromkeys(c for c in ranked if c != "noise"))
     return tuple(unique[:MAX_CLAIMS])
 
@@ -581,7 +583,7 @@ _CONTEXT_EXPLAINS = {  # in this order: no NVIDIA GPU at all explains a containe
                         "toolkit-without-driver"),
     "container-gpu-missing": ("no-nvidia-driver", "cuda-init-failed"),
     "wsl-gpu-setup": ("no-nvidia-driver", "cuda-init-failed"),
-    "jetson-wrong-wheel": ("cpu-only-build",),
+    "jetson-wrong-wheel": ("cpu-only-build", "python-unsupported"),  # no wheel fits: the Jetson build is the one to install
 }
 
 

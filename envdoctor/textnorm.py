@@ -34,6 +34,10 @@ _HTML_TAG = re.compile(r"</?(?:details|summary|br|pre|code|p|b|i|em|strong|sub|s
 # one character each, so positions do not move.
 _WIDE = re.compile("[\uff01-\uff5e\u3000]")
 _NARROW = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
+# Typographic quotes a browser, a word processor or a chat app put in place of ASCII ones
+# (Error loading “C:\…\fbgemm.dll”): the ASCII ones every message is printed with, one character each.
+_TYPOGRAPHIC = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'",
+                              "\u00a0": " ", "\u202f": " "})
 _RUNS = re.compile(r"\s{2,}")  # what `flat` shortens: a single whitespace character keeps its place as one space
 
 
@@ -103,7 +107,7 @@ def unquote(text: str) -> str:
         text = re.sub(r"&(?:gt|lt|amp|quot|#39|nbsp);", lambda m: html.unescape(m.group()), text)
     if _WIDE.search(text):
         text = text.translate(_NARROW)
-    return text.replace("\u00a0", " ").replace("\u202f", " ").replace("\u200b", "")
+    return text.translate(_TYPOGRAPHIC).replace("\u200b", "")
 
 
 MIN_WRAP = 60  # narrower lines of one length are a table or a list, not a terminal's wrapping

@@ -223,6 +223,14 @@ def test_tput_resets_and_terminal_links_are_removed():
     assert [m.signature.id for m in find(text)] == ["no-kernel-image"]
 
 
+def test_typographic_quotes_a_browser_or_chat_app_typed_are_ascii_quotes():
+    # the torch loader's message as a reporter pasted it from a chat app, quotes curled
+    text = "OSError: Error loading \u201cC:\\env\\Lib\\site-packages\\torch\\lib\\fbgemm.dll\u201d or one of its dependencies."
+    assert '"C:\\env' in clean(text) and "\u201c" not in clean(text)
+    (match,) = find(text)
+    assert match.signature.id == "sys-torch-dll-error-loading-bare" and match.groups["dll"] == "fbgemm.dll"
+
+
 def test_every_signature_has_a_literal_to_prefilter_on():
     """A pattern without one is run over the whole text: with 500 signatures that breaks explain's 1 s budget.
     A reporter's symptom words are searched only in the text's first 100,000 characters, so they may lack one."""

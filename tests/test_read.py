@@ -857,6 +857,20 @@ def test_stated_amd_gpu_only_where_no_nvidia_one_is_named():
     assert "amd" not in stated.parse("AMD Ryzen 9 5900X and an RTX 3090")
 
 
+def test_stated_amd_gpu_named_by_series_or_vega():
+    from envdoctor.read import stated
+
+    assert stated.parse("My GPU is an AMD 570 series 4GB, can anyone help me?")["amd"] == {"gpus": [{"name": "AMD 570"}]}
+    assert stated.parse("- GPU model and memory: AMD Vega RX 64")["amd"] == {"gpus": [{"name": "AMD Vega RX 64"}]}
+    assert "amd" not in stated.parse("AMD 3990 with 256GB RAM and an RTX A6000")  # a CPU beside the NVIDIA GPU
+
+
+def test_stated_gpu_written_with_a_hyphen_next_to_cjk_text():
+    from envdoctor.read import stated
+
+    assert stated.parse("显卡是 RTX-3060的 系统是win11")["nvidia"]["gpus"] == [{"name": "NVIDIA RTX 3060"}]
+
+
 def test_stated_amd_gpu_named_by_make_only():
     from envdoctor.read import stated
 
@@ -920,6 +934,11 @@ def test_lightning_system_block_tells_an_x86_64_python_on_apple_silicon():
 def test_a_pytorch_lightning_field_is_not_torch():
     assert issue_form.parse("- pytorch-lightning: 0.8.5\n- PyTorch Version (e.g., 1.10): 1.13\n") == {
         "python": {"packages": {"torch": "1.13"}}}
+
+
+def test_a_tensorflow_js_field_is_not_tensorflow_and_python_2_is_read():
+    assert issue_form.parse("- TensorFlow.js version: ^3.13.0\n") == {}
+    assert issue_form.parse("### Python version\n\n2.7.5\n")["python"]["version"] == "2.7.5"
 
 
 def test_an_unticked_checkbox_states_nothing():

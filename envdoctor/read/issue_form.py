@@ -66,8 +66,8 @@ def _fields(text: str) -> list[tuple[str, str]]:
 
 def _reader(field: str) -> Optional[Callable[[dict, str], None]]:
     first = re.match(r"[\w.-]*", field.strip(" *`").lower()).group(0)
-    if re.search(r"[a-z][-_][a-z]", first) and first not in _DIST_FIELDS:
-        return None  # "pytorch-lightning: 1.9.2" names another package, not torch
+    if re.search(r"[a-z][-_.][a-z]", first) and first not in _DIST_FIELDS:
+        return None  # "pytorch-lightning: 1.9.2" / "TensorFlow.js version" name another package
     name = re.sub(r"\(.*?\)|[^a-z/ ]", " ", field.lower())
     name = " ".join(name.split())
     for words, reader in _READERS:
@@ -97,7 +97,7 @@ def _paddle(facts: dict, value: str) -> None:
 
 
 def _python(facts: dict, value: str) -> None:
-    match = re.search(r"(?<![\d.])(3\.\d{1,2}(?:\.\d{1,2})?)(?![\d.])", value)
+    match = re.search(r"(?<![\d.])([23]\.\d{1,2}(?:\.\d{1,2})?)(?![\d.])", value)  # 2.7 too: old reports ask about it
     if match:
         put(facts, "python.version", match.group(1))
 

@@ -79,7 +79,8 @@ _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}
 _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
 _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
-_AMD = re.compile(r"(?<![\w.-])((?:AMD )?Radeon(?: RX| Pro| VII)? ?\w{0,12}\d{2,4}\w{0,3}(?: XTX| XT)?|(?:AMD )?RX ?\d{3,4}(?: ?XTX| ?XT| ?M)?)(?![\w])", re.I | re.A)
+_AMD = re.compile(r"(?<![\w.-])((?:AMD )?Radeon(?: RX| Pro| VII)? ?\w{0,12}\d{2,4}\w{0,3}(?: XTX| XT)?|(?:AMD )?RX ?\d{3,4}(?: ?XTX| ?XT| ?M)?"
+                  r"|(?:AMD )?(?:RX )?Vega(?: RX)? ?\d{2}|AMD \d{3,4}(?= series| \d{1,2} ?GB))(?![\w])", re.I | re.A)  # "AMD Vega 64", "AMD 570 series"
 _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |my )?(?:Google )?Colab(?:oratory)?\b"
                      r"|\bColab (?:notebook|runtime|environment|instance|VM|Pro)\b"
                      r"|(?<!like )\b(?:on|in|using) (?:a |the )?Kaggle (?:notebook|kernel)s?\b", re.I | re.A)  # Linux runtimes
@@ -93,7 +94,7 @@ _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
-_WORDS = ("wsl", "radeon", "amd", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
+_WORDS = ("wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
           "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card")
 
 
@@ -114,7 +115,7 @@ def parse(text: str) -> dict:
     _os(facts, flat, lower)
     for m in _GPU.finditer(flat):
         _gpu(facts, m.group(1))
-    if "amd" in lower or "radeon" in lower or re.search(r"\brx ?\d{3,4}\b", lower):
+    if "amd" in lower or "radeon" in lower or "vega" in lower or re.search(r"\brx ?\d{3,4}\b", lower):
         _amd(facts, flat)
     if not (facts.get("nvidia") or {}).get("gpus") and _NO_NVIDIA.search(flat):
         put(facts, "nvidia.gpus", [])  # stated as none: known, and empty
@@ -180,7 +181,7 @@ def _gpu(facts: dict, name: str) -> None:
     from envdoctor.matrix import gpus
 
     name = re.sub(r"\s{1,20}", " ", name.strip())
-    name = re.sub(r"(?i)\b(RTX|GTX)(\d)", r"\1 \2", name)
+    name = re.sub(r"(?i)\b(RTX|GTX)[ -]?(\d)", r"\1 \2", name)  # "RTX3060" / "RTX-3060"
     if re.fullmatch(r"[KPVAHB]\d{2,3}", name, re.I):  # a bare data-centre name
         name = f"NVIDIA {name.upper()}"
     if gpus.product_for_name(name) is None:
