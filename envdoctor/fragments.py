@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -31,6 +32,7 @@ you if can could may please use try see set found version error errors warning r
 call most recent last traceback errno such directory exception module named oserror ioerror importerror
 runtimeerror valueerror typeerror attributeerror assertionerror filenotfounderror modulenotfounderror""".split())
 MIN_TELLING = 3
+DISTINCT = 7  # a word at most this many patterns spell out tells their messages apart ("when calling": every cuBLAS one)
 
 
 @dataclass(frozen=True)
@@ -74,21 +76,34 @@ def index(signatures: tuple) -> dict[tuple[str, ...], object]:
 
     from envdoctor.matrix.loader import cached
 
-    listed = [(sig.id, sig.examples) for sig in signatures if not sig.symptom]  # a reporter's words are no message
+    listed = [(sig.id, sig.examples, sig.regex) for sig in signatures if not sig.symptom]  # a reporter's words are no message
     source = repr(listed).encode() + Path(__file__).read_bytes()
     owner_of = cached("fragment-runs", source, lambda: _owners(listed))
     by_id = {sig.id: sig for sig in signatures}
     return {tuple(run.split(" ")): by_id[owner] for run, owner in owner_of.items()}
 
 
-def _owners(listed: list[tuple[str, tuple[str, ...]]]) -> dict[str, str]:
-    """Each run (its words joined by spaces) found in one signature's examples only -> its id."""
+def _owners(listed: list[tuple[str, tuple[str, ...], str]]) -> dict[str, str]:
+    """Each run (its words joined by spaces) found in one signature's examples only, and holding a
+    word its pattern spells out and few other patterns do -> its id. A run without one is the
+    example's context (a call's arguments, the loader's "cannot open shared object file", a prefix
+    the framework prints before several messages), not what the signature recognises."""
     owners: dict[str, set[str]] = {}
-    for sig_id, examples in listed:
+    asked = {sig_id: pattern_words(regex) for sig_id, _, regex in listed}
+    spelled = Counter(word for words_ in asked.values() for word in words_)
+    asked = {sig_id: frozenset(w for w in words_ if spelled[w] <= DISTINCT) for sig_id, words_ in asked.items()}
+    for sig_id, examples, _ in listed:
         for example in examples:
             for run in _runs(example):
                 owners.setdefault(" ".join(run), set()).add(sig_id)
-    return {run: next(iter(who)) for run, who in owners.items() if len(who) == 1}
+    return {run: owner for run, who in owners.items() if len(who) == 1
+            for owner in who if asked[owner].intersection(run.split(" "))}
+
+
+def pattern_words(regex: str) -> frozenset[str]:
+    """The telling words a pattern spells out (group names, classes and quantifiers aside)."""
+    text = re.sub(r"\(\?P<\w+>|\(\?P=\w+\)|\\[dDwWsSbBAZ]|\[[^\]]*\]|\{\d*,?\d*\}", " ", regex)
+    return frozenset(w for w, _, _ in words(text) if w not in _COMMON and len(w) >= 3)
 
 
 @functools.lru_cache(maxsize=4)

@@ -110,7 +110,7 @@ def unquote(text: str) -> str:
     return text.translate(_TYPOGRAPHIC).replace("\u200b", "")
 
 
-MIN_WRAP = 60  # narrower lines of one length are a table or a list, not a terminal's wrapping
+MIN_WRAP = 76  # a terminal is 80 columns or wider; narrower lines of one length are a table, a list or a coincidence of text wrapped at spaces
 _BORDER = "|+-=_*#~"
 
 

@@ -813,7 +813,17 @@ def test_hard_wrapped_lines_are_rejoined_without_a_space():
     message = ("ImportError: /usr/local/lib/python3.10/dist-packages/torchaudio/lib/libtorchaudio.so: undefined symbol: "
                "_ZN3c104cuda9SetDeviceEi and a second sentence long enough to wrap onto a third line of the terminal")
     assert rejoin_hard_wraps(_hard_fold(message, 80)) == message
-    assert rejoin_hard_wraps(_hard_fold("short first line\n" + message, 70)) == "short first line\n" + message
+    assert rejoin_hard_wraps(_hard_fold("short first line\n" + message, 100)) == "short first line\n" + message
+
+
+def test_text_wrapped_at_spaces_narrower_than_a_terminal_is_not_rejoined():
+    from envdoctor.textnorm import rejoin_hard_wraps
+
+    # wrapped at 60 columns with the spaces at the breaks dropped: two lines happen to be 62 long
+    text = ("> ResourceExhaustedError: Out of memory error on GPU 0. Cannot\n"
+            "> allocate 27.000000MB memory on GPU 0, 10.906372GB memory has\n"
+            "> been allocated and available memory is only 4.062500MB.")
+    assert rejoin_hard_wraps(text) == text
 
 
 @pytest.mark.parametrize("name", ["conda_list_grep_pytorch_cpu.txt", "conda_list_cudatoolkit_10.2.txt", "smi_L_mig_a100.txt"])
