@@ -493,7 +493,10 @@ def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tu
 
 def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool = False) -> Explained:
     framework = _framework_of(match, facts)
-    for code in match.signature.codes:
+    codes = match.signature.codes
+    if described:  # of two causes the machine confirms, the one tied to where it ran (WSL, a container) first
+        codes = tuple(sorted(codes, key=lambda c: not _in_context(c, facts)))
+    for code in codes:
         confirmed = (next((f for f in findings if f.code == code and _can_explain(f, framework)), None)
                      or _explain_check(code, match, facts, described))
         if confirmed is not None:

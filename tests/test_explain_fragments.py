@@ -38,6 +38,16 @@ def test_every_fragment_run_belongs_to_one_signature_only():
     assert all(len(run) == fragments.SHINGLE for run in table)
 
 
+def test_a_fragment_needs_a_word_its_signature_asks_for():
+    # the loader's words around another library, and a cuBLAS call's arguments under another status, are
+    # context of an example, not the message its signature recognises
+    assert find("ImportError: libssl.so.1.1: cannot open shared object file: No such file or directory") == []
+    call = ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(handle, opa, opb, "
+            "(int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, (int)ldb, strideb, "
+            "(void*)&fbeta, c, CUDA_R_16BF, (int)ldc, stridec, (int)num_batches, compute_type, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`")
+    assert _ids(call) == {"pt-cublas-not-supported"}
+
+
 def test_digits_do_not_decide_a_fragment():
     assert [w for w, _, _ in fragments.words("libcudart.so.11.0 (found version 11040)")] == [
         "libcudart", "so", "#", "#", "found", "version", "#"]

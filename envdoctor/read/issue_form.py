@@ -107,7 +107,7 @@ def _os(facts: dict, value: str) -> None:
     if "wsl" in low:
         put(facts, "host.os", "linux")
         put(facts, "host.wsl", True)
-    elif re.search(r"\bwin(?:dows)?\s?(?:1[01]|7|8|server)?\b|\bwin1[01]\b", low):
+    elif re.search(r"\bwin(?:dows?)?\s?(?:1[01]|7|8|server)?\b|\bwin1[01]\b", low):  # "Window" too
         put(facts, "host.os", "windows")
     elif re.search(r"mac\s?os|os\s?x|darwin|\bmac\b", low):
         put(facts, "host.os", "macos")
