@@ -373,12 +373,9 @@ def _quoted_fragments(doc: Normalised, spans: list[tuple[int, int]], taken: set[
     from envdoctor import fragments
 
     found = []
-    lower = doc.flat.lower()
     for sig, hit in fragments.find(doc.flat, signatures(), taken):
         if any(start - NEAR <= hit.start() <= end + NEAR for start, end in spans):
             continue
-        if len(sig.needles) == 1 and sig.needles[0] in lower:
-            continue  # the message's own words are there but its pattern did not match: another message, not a quote
         found.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups={}))
     return found
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -25,14 +24,15 @@ READ = 100_000  # characters of a text's head and of its tail that are searched 
 _WORD = re.compile(r"[a-z0-9_]+")
 _DIGITS = re.compile(r"\d+")
 _FRAME = re.compile(r'File "[^"\n]{0,400}", line \d{1,7}(?:, in [\w<>.]{1,120})?')
-# Words that alone say nothing about which message it is (Python's and the OS's error boilerplate
-# among them): a run needs MIN_TELLING others.
+# Words that alone say nothing about which message it is (Python's, the OS loader's and a resolver's
+# error boilerplate among them: "libssl.so.1.1: cannot open shared object file" is no libcudart message):
+# a run needs MIN_TELLING others.
 _COMMON = frozenset("""the a an of to in on for is are was be it this that and or not no with by as at from your
 you if can could may please use try see set found version error errors warning runtime check # py file line
 call most recent last traceback errno such directory exception module named oserror ioerror importerror
-runtimeerror valueerror typeerror attributeerror assertionerror filenotfounderror modulenotfounderror""".split())
+runtimeerror valueerror typeerror attributeerror assertionerror filenotfounderror modulenotfounderror
+so dll dylib shared object because require conclude unsatisfiable""".split())  # the loader's and the resolver's boilerplate too
 MIN_TELLING = 3
-DISTINCT = 7  # a word at most this many patterns spell out tells their messages apart ("when calling": every cuBLAS one)
 
 
 @dataclass(frozen=True)
@@ -76,34 +76,21 @@ def index(signatures: tuple) -> dict[tuple[str, ...], object]:
 
     from envdoctor.matrix.loader import cached
 
-    listed = [(sig.id, sig.examples, sig.regex) for sig in signatures if not sig.symptom]  # a reporter's words are no message
+    listed = [(sig.id, sig.examples) for sig in signatures if not sig.symptom]  # a reporter's words are no message
     source = repr(listed).encode() + Path(__file__).read_bytes()
     owner_of = cached("fragment-runs", source, lambda: _owners(listed))
     by_id = {sig.id: sig for sig in signatures}
     return {tuple(run.split(" ")): by_id[owner] for run, owner in owner_of.items()}
 
 
-def _owners(listed: list[tuple[str, tuple[str, ...], str]]) -> dict[str, str]:
-    """Each run (its words joined by spaces) found in one signature's examples only, and holding a
-    word its pattern spells out and few other patterns do -> its id. A run without one is the
-    example's context (a call's arguments, the loader's "cannot open shared object file", a prefix
-    the framework prints before several messages), not what the signature recognises."""
+def _owners(listed: list[tuple[str, tuple[str, ...]]]) -> dict[str, str]:
+    """Each run (its words joined by spaces) found in one signature's examples only -> its id."""
     owners: dict[str, set[str]] = {}
-    asked = {sig_id: pattern_words(regex) for sig_id, _, regex in listed}
-    spelled = Counter(word for words_ in asked.values() for word in words_)
-    asked = {sig_id: frozenset(w for w in words_ if spelled[w] <= DISTINCT) for sig_id, words_ in asked.items()}
-    for sig_id, examples, _ in listed:
+    for sig_id, examples in listed:
         for example in examples:
             for run in _runs(example):
                 owners.setdefault(" ".join(run), set()).add(sig_id)
-    return {run: owner for run, who in owners.items() if len(who) == 1
-            for owner in who if asked[owner].intersection(run.split(" "))}
-
-
-def pattern_words(regex: str) -> frozenset[str]:
-    """The telling words a pattern spells out (group names, classes and quantifiers aside)."""
-    text = re.sub(r"\(\?P<\w+>|\(\?P=\w+\)|\\[dDwWsSbBAZ]|\[[^\]]*\]|\{\d*,?\d*\}", " ", regex)
-    return frozenset(w for w, _, _ in words(text) if w not in _COMMON and len(w) >= 3)
+    return {run: next(iter(who)) for run, who in owners.items() if len(who) == 1}
 
 
 @functools.lru_cache(maxsize=4)

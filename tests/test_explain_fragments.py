@@ -38,9 +38,9 @@ def test_every_fragment_run_belongs_to_one_signature_only():
     assert all(len(run) == fragments.SHINGLE for run in table)
 
 
-def test_a_fragment_needs_a_word_its_signature_asks_for():
-    # the loader's words around another library, and a cuBLAS call's arguments under another status, are
-    # context of an example, not the message its signature recognises
+def test_the_loaders_words_around_another_library_name_no_signature():
+    # "cannot open shared object file" around libssl is no libcudart message; a cuBLAS call under another
+    # status is that status's own message, which the whole-message match names
     assert find("ImportError: libssl.so.1.1: cannot open shared object file: No such file or directory") == []
     call = ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(handle, opa, opb, "
             "(int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, (int)ldb, strideb, "
