@@ -36,8 +36,8 @@ _WIDE = re.compile("[\uff01-\uff5e\u3000]")
 _NARROW = {**{code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
 # Typographic quotes a browser, a word processor or a chat app put in place of ASCII ones
 # (Error loading “C:\…\fbgemm.dll”): the ASCII ones every message is printed with, one character each.
-_TYPOGRAPHIC = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'",
-                              "\u00a0": " ", "\u202f": " "})
+_TYPOGRAPHIC = (("\u201c", '"'), ("\u201d", '"'), ("\u201e", '"'), ("\u2018", "'"), ("\u2019", "'"),
+                ("\u00a0", " "), ("\u202f", " "), ("\u200b", ""))  # and odd spaces (str.replace: a 5 MB log stays fast)
 _RUNS = re.compile(r"\s{2,}")  # what `flat` shortens: a single whitespace character keeps its place as one space
 
 
@@ -107,7 +107,10 @@ def unquote(text: str) -> str:
         text = re.sub(r"&(?:gt|lt|amp|quot|#39|nbsp);", lambda m: html.unescape(m.group()), text)
     if _WIDE.search(text):
         text = text.translate(_NARROW)
-    return text.translate(_TYPOGRAPHIC).replace("\u200b", "")
+    for odd, plain in _TYPOGRAPHIC:
+        if odd in text:
+            text = text.replace(odd, plain)
+    return text
 
 
 MIN_WRAP = 76  # a terminal is 80 columns or wider; narrower lines of one length are a table, a list or a coincidence of text wrapped at spaces
