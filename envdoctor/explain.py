@@ -445,7 +445,10 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     from envdoctor.diagnose import diagnose
 
     findings = diagnose(facts)
-    explained = tuple(_judge(m, findings, facts, machine_described) for m in matches)
+    # the one cause a reporter's own words name ("both onnxruntime and onnxruntime-gpu are installed"):
+    # of a message's candidate causes, that one is meant
+    said = tuple(dict.fromkeys(m.signature.codes[0] for m in found if m.signature.symptom and len(m.signature.codes) == 1))
+    explained = tuple(_judge(m, findings, facts, machine_described, said) for m in matches)
     used = []
     for e in explained:
         if e.confirmed is not None and e.confirmed not in used:
@@ -491,7 +494,7 @@ def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tu
     return tuple(unique[:MAX_CLAIMS])
 
 
-def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool = False) -> Explained:
+def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool = False, said: tuple[str, ...] = ()) -> Explained:
     framework = _framework_of(match, facts)
     codes = match.signature.codes
     if described:  # of two causes the machine confirms, the one tied to where it ran (WSL, a container) first
@@ -502,6 +505,7 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
         if confirmed is not None:
             return Explained(match, code, confirmed, confirmed.fix or (match.generic_fix,))
     candidates = [c for c in match.signature.codes if not (described and _refuted(c, framework, facts))]
+    candidates = [c for c in said if c in candidates] + [c for c in candidates if c not in said]
     on_os = dict(match.signature.by_os).get(facts.host.os or "") if described else None
     if on_os in candidates:  # the message means this cause on the host's OS
         candidates.remove(on_os)

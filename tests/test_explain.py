@@ -231,6 +231,19 @@ def test_typographic_quotes_a_browser_or_chat_app_typed_are_ascii_quotes():
     assert match.signature.id == "sys-torch-dll-error-loading-bare" and match.groups["dll"] == "fbgemm.dll"
 
 
+def test_the_cause_a_reporter_names_picks_among_a_messages_candidates():
+    from envdoctor.explain import explain
+    from envdoctor.facts import SCHEMA, Facts
+
+    message = ("Specified provider 'CUDAExecutionProvider' is not in available provider names. "
+               "Available providers: 'AzureExecutionProvider, CPUExecutionProvider'")
+    alone = explain(message, Facts.from_dict({"schema": SCHEMA}), machine_described=True)
+    assert alone.diagnosis[0] == "cpu-only-build"
+    said = explain("I have installed both onnxruntime and onnxruntime-gpu on a GPU machine.\n" + message,
+                   Facts.from_dict({"schema": SCHEMA}), machine_described=True)
+    assert said.diagnosis[0] == "duplicate-install"
+
+
 def test_every_signature_has_a_literal_to_prefilter_on():
     """A pattern without one is run over the whole text: with 500 signatures that breaks explain's 1 s budget.
     A reporter's symptom words are searched only in the text's first 100,000 characters, so they may lack one."""
