@@ -445,9 +445,12 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     from envdoctor.diagnose import diagnose
 
     findings = diagnose(facts)
-    # the one cause a reporter's own words name ("both onnxruntime and onnxruntime-gpu are installed"):
-    # of a message's candidate causes, that one is meant
-    said = tuple(dict.fromkeys(m.signature.codes[0] for m in found if m.signature.symptom and len(m.signature.codes) == 1))
+    # what a reporter's own words say is installed, or that the machine has no GPU ("both onnxruntime and
+    # onnxruntime-gpu are installed"): of a message's candidate causes, that one is meant
+    messages = [m.excerpt for m in matches if not m.signature.symptom]
+    said = tuple(dict.fromkeys(m.signature.codes[0] for m in found if m.signature.symptom and m.signature.codes[0] in _STATED
+                               and len(m.signature.codes) == 1
+                               and not any(m.excerpt in x or x in m.excerpt for x in messages)))  # not a message's own words
     explained = tuple(_judge(m, findings, facts, machine_described, said) for m in matches)
     used = []
     for e in explained:
@@ -460,6 +463,10 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis, program)
+
+
+# Causes a reporter states as a fact of the machine (not a workaround tried): they pick among a message's candidates.
+_STATED = ("duplicate-install", "cpu-only-build", "no-gpu-platform", "tf-windows-native-gpu")
 
 
 def _most_telling(matches: list[Match]) -> list[Match]:
