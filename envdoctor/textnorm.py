@@ -113,7 +113,8 @@ def unquote(text: str) -> str:
     return text
 
 
-MIN_WRAP = 76  # a terminal is 80 columns or wider; narrower lines of one length are a table, a list or a coincidence of text wrapped at spaces
+MIN_WRAP = 60  # narrower lines of one length are a table or a list, not a terminal's wrapping
+TERMINAL = 76  # narrower than a terminal, two lines of one length may be a coincidence of text wrapped at spaces: three are wanted
 _BORDER = "|+-=_*#~"
 
 
@@ -129,7 +130,7 @@ def rejoin_hard_wraps(text: str) -> str:
     width = max(len(line) for line in lines)
     full = sum(1 for line in lines if len(line) == width and not _padded(line))
     near = sum(1 for line in lines if width - 15 <= len(line) <= width)
-    if width < MIN_WRAP or full < 2 or full < 0.6 * near:  # wrapping at spaces leaves lengths spread below the width
+    if width < MIN_WRAP or full < (2 if width >= TERMINAL else 3) or full < 0.6 * near:  # wrapping at spaces leaves lengths spread below the width
         return text
     out: list[str] = []
     joining = False
