@@ -417,7 +417,7 @@ def parse_json(text: str, what: str) -> Any:
     try:
         data = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
-        raise FactsError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        raise FactsError(f"{what} is not valid JSON: {exc.msg.removesuffix(' at')} at line {exc.lineno}") from None
     except RecursionError:
         raise FactsError(f"{what} is nested too deeply") from None
     except FactsError:

@@ -512,6 +512,13 @@ def test_read_machine_trust_order_and_notes():
     assert "driver supports CUDA 11.4 (quoted)" in notes
 
 
+def test_a_report_that_records_no_wsl_is_not_noted_as_wsl():
+    from envdoctor.read import _notes
+
+    assert _notes({}, {"host": {"wsl": False, "os": "linux"}}) == ["OS linux"]
+    assert _notes({}, {"host": {"wsl": True}}) == ["WSL"]
+
+
 def test_read_machine_merges_gpus_from_table_and_message():
     text = load("smi_r580_5090_4090.txt") + "\n" + load("vq_sm120_rtx5090.txt")
     facts, notes = read_machine(text)

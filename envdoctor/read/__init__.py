@@ -72,7 +72,7 @@ def _notes(before: dict, part: dict) -> list[str]:
     notes = []
     for path, shape in _NOTED:
         value = _get(part, path)
-        if value is not None and _get(before, path) is None:
+        if value not in (None, False) and _get(before, path) is None:  # host.wsl = false is no "WSL"
             notes.append(shape.format(value))
     gpus = _get(before, "nvidia.gpus") or []
     names, indexes = {g.get("name") for g in gpus}, {g.get("index") for g in gpus if "index" in g}
