@@ -445,13 +445,9 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     from envdoctor.diagnose import diagnose
 
     findings = diagnose(facts)
-    # what a reporter's own words say is installed, or that the machine has no GPU ("both onnxruntime and
-    # onnxruntime-gpu are installed"): of a message's candidate causes, that one is meant
-    messages = [m.excerpt for m in matches if not m.signature.symptom]
-    said = tuple(dict.fromkeys(m.signature.codes[0] for m in found if m.signature.symptom and m.signature.codes[0] in _STATED
-                               and len(m.signature.codes) == 1
-                               and not any(m.excerpt in x or x in m.excerpt for x in messages)))  # not a message's own words
-    explained = tuple(_judge(m, findings, facts, machine_described, said) for m in matches)
+    here = _contexts(facts) if machine_described else frozenset()
+    said = _stated(found, matches)
+    explained = tuple(_judge(m, findings, facts, machine_described, here, said) for m in matches)
     used = []
     for e in explained:
         if e.confirmed is not None and e.confirmed not in used:
@@ -467,6 +463,16 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
 
 # Causes a reporter states as a fact of the machine (not a workaround tried): they pick among a message's candidates.
 _STATED = ("duplicate-install", "cpu-only-build", "no-gpu-platform", "tf-windows-native-gpu")
+
+
+def _stated(found: list[Match], matches: list[Match]) -> tuple[str, ...]:
+    """What the reporter's own words say is installed, or that the machine has no GPU ("both onnxruntime
+    and onnxruntime-gpu are installed"): a symptom row of one such code, outside every message's own words."""
+    messages = [m.excerpt for m in matches if not m.signature.symptom]
+    return tuple(dict.fromkeys(
+        m.signature.codes[0] for m in found
+        if m.signature.symptom and len(m.signature.codes) == 1 and m.signature.codes[0] in _STATED
+        and not any(m.excerpt in x or x in m.excerpt for x in messages)))
 
 
 def _most_telling(matches: list[Match]) -> list[Match]:
@@ -501,11 +507,12 @@ def _rank(explained: tuple[Explained, ...], machine_errors: list[Finding]) -> tu
     return tuple(unique[:MAX_CLAIMS])
 
 
-def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool = False, said: tuple[str, ...] = ()) -> Explained:
+def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool = False,
+           here: frozenset[str] = frozenset(), said: tuple[str, ...] = ()) -> Explained:
+    """`here`: the causes tied to where the described program ran (_contexts); `said`: the reporter's (_stated)."""
     framework = _framework_of(match, facts)
-    codes = match.signature.codes
-    if described:  # of two causes the machine confirms, the one tied to where it ran (WSL, a container) first
-        codes = tuple(sorted(codes, key=lambda c: not _in_context(c, facts)))
+    # of two causes the machine confirms, the one tied to where it ran (WSL, a container) first
+    codes = sorted(match.signature.codes, key=lambda c: c not in here)
     for code in codes:
         confirmed = (next((f for f in findings if f.code == code and _can_explain(f, framework)), None)
                      or _explain_check(code, match, facts, described))
@@ -518,10 +525,10 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
         candidates.remove(on_os)
         candidates.insert(0, on_os)
     if described:  # a cause tied to where the program ran (WSL, a container, a Jetson) comes first there
-        candidates = list(dict.fromkeys(_context_causes(candidates, facts) + candidates))
-        candidates.sort(key=lambda c: not _in_context(c, facts))
+        candidates = list(dict.fromkeys(_context_causes(candidates, here) + candidates))
+        candidates.sort(key=lambda c: c not in here)
     chosen = (candidates or match.signature.codes)[0]
-    if described and chosen != match.signature.codes[0] and chosen in _CONTEXT_FIXES and _in_context(chosen, facts):
+    if chosen != match.signature.codes[0] and chosen in _CONTEXT_FIXES and chosen in here:
         return Explained(match, chosen, None, (_CONTEXT_FIXES[chosen],))  # the message's own fix is for another cause
     fix: tuple[Fix, ...] = (match.generic_fix,)
     if match.signature.plan_fix and framework in _PLANNED:  # this machine's install command, then the why
@@ -615,10 +622,14 @@ _CONTEXT_FIXES = {
 }
 
 
-def _context_causes(codes: list[str], facts: Facts) -> list[str]:
+def _context_causes(codes: list[str], here: frozenset[str]) -> list[str]:
     """The context's own cause, for a message whose candidate causes it explains."""
-    return [context for context, explains in _CONTEXT_EXPLAINS.items()
-            if any(c in explains for c in codes) and _in_context(context, facts)]
+    return [context for context, explains in _CONTEXT_EXPLAINS.items() if context in here and any(c in explains for c in codes)]
+
+
+def _contexts(facts: Facts) -> frozenset[str]:
+    """The causes tied to where the described program ran, worked out once per text."""
+    return frozenset(c for c in (*_CONTEXT_FIXES, "tf-windows-native-gpu") if _in_context(c, facts))
 
 
 def _in_context(code: str, facts: Facts) -> bool:
