@@ -56,13 +56,16 @@ _NAMES = (  # (dist, how a sentence names it); a longer name first where one con
 _PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])(?:versions? of )?" + name + _IS + _VERSION + _AFTER, re.I | re.A))
                   for dist, name in _NAMES)
 _PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
-_DRIVER = re.compile(r"(?<![\w.-])(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?"
+_DRIVER = re.compile(r"(?<![\w.-])(?:(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?|NVIDIA-SMI )"
                      r"([3-9]\d{2}\.\d{2,3}(?:\.\d{2,3})?)" + _END, re.I | re.A)
 _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\d)", re.I | re.A)
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
-_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|Apple (?:silicon )?M[1-5]|Mac ?[Mm][1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.A)
+_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
+# The reporter says the machine runs Linux ("I am on Linux on a virtual machine", "on a Linux server").
+_LINUX = re.compile(r"\b(?:I am|I.m|I.ve been|we are|we.re) (?:on|using|running|working on) (?:a |an )?(?:\w{1,12} )?Linux\b"
+                    r"|\bon (?:a |an |my |our )?Linux (?:machine|box|server|system|host|VM|virtual machine|laptop|PC|computer|workstation|cluster)\b", re.I | re.A)
 # The reporter says the machine has no NVIDIA GPU ("I don't have an nvidia card", "my laptop has no GPU").
 _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|my (?:machine|computer|laptop|pc|server))"
                         r"(?: really| actually)? (?:don.t|do not|doesn.t|does not|haven.t|have not|has not|has no|have no)"
@@ -95,7 +98,7 @@ _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
 _WORDS = ("wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
-          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card")
+          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card", "linux")
 
 
 def parse(text: str) -> dict:
@@ -157,7 +160,7 @@ def _os(facts: dict, flat: str, lower: str) -> None:
             put(facts, "host.os", "linux")
             put(facts, "host.wsl", True)
         return
-    ubuntu, windows, hosted = _machine_named(_UBUNTU, flat), _machine_named(_WINDOWS, flat), _HOSTED.search(flat)
+    ubuntu, windows, hosted = _machine_named(_UBUNTU, flat), _machine_named(_WINDOWS, flat), _HOSTED.search(flat) or _LINUX.search(flat)
     mac = _machine_named(_MACOS, flat) or _MAC_MODEL.search(flat)
     if sum(1 for m in (ubuntu or hosted, windows, mac) if m) != 1:  # none, or several machines: say nothing
         return
@@ -165,7 +168,7 @@ def _os(facts: dict, flat: str, lower: str) -> None:
         put(facts, "host.os", "windows")
     elif mac:
         put(facts, "host.os", "macos")
-    elif not ubuntu:  # a Colab or Kaggle runtime is a Linux machine
+    elif not ubuntu:  # a Colab or Kaggle runtime is a Linux machine, and one the reporter says runs Linux
         put(facts, "host.os", "linux")
     else:
         put(facts, "host.os", "linux")
