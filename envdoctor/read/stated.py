@@ -72,7 +72,11 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r" (?:even )?(?:have |has |own )?(?:a |an |any )?(?:NVIDIA |Nvidia |nvidia |dedicated |discrete |CUDA[- ]capable )"
                         r"?(?:GPU|graphics? card|video card|card)s?\b(?! (?:with|that|which|of|large|big|enough|powerful|strong|fast|here|right now)\b)"
                         r"|\b(?:hardware accelerator|runtime type) (?:is |was |set to |= ?|: ?)?(?:none|cpu)\b"  # a notebook without a GPU
-                        r"|\b(?:due to|because of|since there is|as there is|there is|there's) no (?:NVIDIA |Nvidia |nvidia )(?:GPU|graphics card|card)\b",
+                        r"|\b(?:due to|because of|since there is|as there is|there is|there's) no (?:NVIDIA |Nvidia |nvidia )(?:GPU|graphics card|card)\b"
+                        # an Intel GPU is the one they run on ("I'm using a integrated Intel GPU (iris xe graphics)")
+                        r"|\b(?:I.m|I am|we.re|we are|only|just) (?:using|running on|on|with|having|have|got) (?:an? |the |my )?(?:integrated |onboard |built-in )?"
+                        r"Intel(?:\(R\))? (?:(?:Iris|UHD|HD|Arc)\b|GPU|graphics|integrated)"
+                        r"|\b(?:my|the|our) (?:only )?(?:GPU|graphics(?: card)?) (?:is|was) (?:an? |the )?(?:integrated |onboard )?Intel\b",
                         re.I | re.A)
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}(?: ?Ti| ?SUPER|M)?"
                   r"|(?:NVIDIA )?Quadro (?:RTX )?[KMP]?\d{3,5}|(?:NVIDIA )?(?:GeForce )?(?:GTX )?TITAN (?:Xp|X|V|RTX|Black|Z)"
@@ -98,7 +102,7 @@ _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
 _WORDS = ("wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
-          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card", "linux")
+          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card", "linux", "intel")
 
 
 def parse(text: str) -> dict:
