@@ -21,8 +21,8 @@ from typing import Iterable
 
 SHINGLE = 7  # words in a run: long enough to be one message's, short enough for a partial quote
 READ = 100_000  # characters of a text's head and of its tail that are searched (a pasted issue is a few kB)
-_WORD = re.compile(r"[a-z0-9_]+")
-_DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[a-z#_]+")  # read on the text with every digit as "#"
+_TO_HASH = str.maketrans("0123456789", "##########")
 _FRAME = re.compile(r'File "[^"\n]{0,400}", line \d{1,7}(?:, in [\w<>.]{1,120})?')
 # Words that alone say nothing about which message it is (Python's, the OS loader's and a resolver's
 # error boilerplate among them: "libssl.so.1.1: cannot open shared object file" is no libcudart message):
@@ -54,7 +54,14 @@ class Hit:
 
 def words(text: str) -> list[tuple[str, int, int]]:
     """(word, start, end) of each word of `text`, lowercased, digit runs as "#"."""
-    return [(_DIGITS.sub("#", m.group(0)), m.start(), m.end()) for m in _WORD.finditer(text.lower())]
+    hashed = text.lower().translate(_TO_HASH)  # same length: positions stay the text's
+    return [(_one_hash(m.group(0)), m.start(), m.end()) for m in _WORD.finditer(hashed)]
+
+
+def _one_hash(word: str) -> str:
+    while "##" in word:
+        word = word.replace("##", "#")
+    return word
 
 
 def _runs(example: str) -> set[tuple[str, ...]]:
