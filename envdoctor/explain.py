@@ -324,8 +324,12 @@ def find(text: str | Normalised) -> list[Match]:
         idents = "\n".join(set(_IDENT.findall(" ".join(words))))
     matches, spans, harmless = [], [], []
     head = (flat[:DESCRIBED], lower[:DESCRIBED]) if len(flat) > DESCRIBED else (flat, lower)
+    heard = False  # a program's message (or its own error) is in the text
     for sig in _noise_first():
+        if sig.symptom and heard and not _states_a_fact(sig):
+            continue  # a reporter's words are heard only where no message is (_most_telling), and they cost time
         hit = _search(sig, *head) if sig.symptom else _search(sig, flat, lower, words, idents)
+        heard = heard or bool(hit and not sig.noise and not sig.symptom)
         if hit and sig.noise:
             harmless += _every(sig, hit, flat)
         elif hit and harmless and not sig.symptom:  # a reporter's words are theirs, on any line
@@ -340,8 +344,13 @@ def find(text: str | Normalised) -> list[Match]:
 
 @functools.lru_cache(maxsize=1)
 def _noise_first() -> tuple[Signature, ...]:
-    """signatures(), harmless ones first (cached as signatures() is)."""
-    return tuple(sorted(signatures(), key=lambda sig: not sig.noise))
+    """signatures(), harmless ones first and reporters' words last (cached as signatures() is)."""
+    return tuple(sorted(signatures(), key=lambda sig: (not sig.noise, sig.symptom)))
+
+
+def _states_a_fact(sig: Signature) -> bool:
+    """A reporter's words that state a fact of the machine (_STATED): heard even beside a message."""
+    return len(sig.codes) == 1 and sig.codes[0] in _STATED
 
 
 def _every(sig: Signature, hit: re.Match, flat: str, most: int = 20) -> list[tuple[int, int]]:
