@@ -329,7 +329,6 @@ def find(text: str | Normalised) -> list[Match]:
         if sig.symptom and heard and not _states_a_fact(sig):
             continue  # a reporter's words are heard only where no message is (_most_telling), and they cost time
         hit = _search(sig, *head) if sig.symptom else _search(sig, flat, lower, words, idents)
-        heard = heard or bool(hit and not sig.noise and not sig.symptom)
         if hit and sig.noise:
             harmless += _every(sig, hit, flat)
         elif hit and harmless and not sig.symptom:  # a reporter's words are theirs, on any line
@@ -338,6 +337,7 @@ def find(text: str | Normalised) -> list[Match]:
             groups = {k: v for k, v in hit.groupdict().items() if v is not None}
             matches.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups=groups))
             spans.append((hit.start(), hit.end()))
+            heard = heard or not (sig.noise or sig.symptom)  # counted once outside every harmless line
     matches += _quoted_fragments(doc, spans, {m.signature.id for m in matches})
     return sorted(matches, key=lambda m: m.position)
 
@@ -480,7 +480,7 @@ def _stated(found: list[Match], matches: list[Match]) -> tuple[str, ...]:
     messages = [m.excerpt for m in matches if not m.signature.symptom]
     return tuple(dict.fromkeys(
         m.signature.codes[0] for m in found
-        if m.signature.symptom and len(m.signature.codes) == 1 and m.signature.codes[0] in _STATED
+        if m.signature.symptom and _states_a_fact(m.signature)
         and not any(m.excerpt in x or x in m.excerpt for x in messages)))
 
 

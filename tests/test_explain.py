@@ -232,7 +232,6 @@ def test_typographic_quotes_a_browser_or_chat_app_typed_are_ascii_quotes():
 
 
 def test_the_cause_a_reporter_names_picks_among_a_messages_candidates():
-    from envdoctor.explain import explain
     from envdoctor.facts import SCHEMA, Facts
 
     message = ("Specified provider 'CUDAExecutionProvider' is not in available provider names. "

@@ -64,3 +64,13 @@ def test_a_symptom_is_heard_only_without_a_message():
     both = explain(message, Facts.from_dict({"schema": SCHEMA}), machine_described=True)
     assert sig.id not in {e.match.signature.id for e in both.matches}
     assert both.diagnosis[0] == "gpu-arch-unsupported"
+
+
+def test_a_message_inside_a_harmless_line_does_not_silence_the_reporters_words():
+    # JAX's INFO line about the TPU backend holds jaxlib's "has no attribute" text (google-research/multinerf
+    # report, tests/fixtures/reports/3316): it is noise, so the reporter's own words still count
+    text = ("I0808 20:59:00.964296 139857030612800 xla_bridge.py:328] Unable to initialize backend 'tpu': module "
+            "'jaxlib.xla_extension' has no attribute 'get_tpu_client'\nTraining is slow: my GPU is not being used.")
+    assert "jax-api-missing-in-jaxlib" not in _ids(text)
+    assert "sys-symptom-runs-on-cpu" in _ids(text)
+    assert "sys-symptom-runs-on-cpu" not in _ids("RuntimeError: No CUDA GPUs are available\nmy GPU is not being used.")
