@@ -1055,3 +1055,19 @@ def test_a_stated_version_with_a_spaced_local_tag():
     from envdoctor.read import stated
 
     assert stated.parse("**Versions:** PyTorch 2.8.0 + cu129, GTX 1070")["python"]["packages"]["torch"] == "2.8.0+cu129"
+
+
+def test_stated_machine_of_a_reporters_sentence():
+    # verbatim sentences of real reports (tests/fixtures/reports/ 325, 3303, 3004, 3206, 3508, 2802)
+    from envdoctor.read import stated
+
+    intel = stated.parse("I'm using a integrated Intel GPU(iris xe graphics). os is win 11, torch==2.0.0+cu118")
+    assert intel["nvidia"]["gpus"] == [] and intel["host"]["os"] == "windows"
+    assert stated.parse("we are currently using Intel (r) UHD Graphics 630")["nvidia"]["gpus"] == []
+    assert stated.parse("I am on Linux on a virtual machine, and i really don't understand this error") == {"host": {"os": "linux"}}
+    assert stated.parse("Platform: macbook pro 16in") == {"host": {"os": "macos"}}
+    assert stated.parse("on MAC pro M1") == {"host": {"os": "macos"}}
+    assert stated.parse("宿主机的驱动版本是：NVIDIA-SMI 384.66，显卡型号：Nvidia Tesla K40m.")["nvidia"]["driver_version"] == "384.66"
+    # an Intel CPU is no Intel GPU; an NVIDIA GPU named beside Intel graphics is the machine's GPU
+    assert "nvidia" not in stated.parse("I'm on an Intel i7-12700 with Ubuntu 22.04")
+    assert stated.parse("I'm using Intel UHD graphics and an RTX 3060")["nvidia"]["gpus"] != []

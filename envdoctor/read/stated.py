@@ -74,7 +74,7 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r"|\b(?:hardware accelerator|runtime type) (?:is |was |set to |= ?|: ?)?(?:none|cpu)\b"  # a notebook without a GPU
                         r"|\b(?:due to|because of|since there is|as there is|there is|there's) no (?:NVIDIA |Nvidia |nvidia )(?:GPU|graphics card|card)\b"
                         # an Intel GPU is the one they run on ("I'm using a integrated Intel GPU (iris xe graphics)")
-                        r"|\b(?:I.m|I am|we.re|we are|only|just) (?:using|running on|on|with|having|have|got) (?:an? |the |my )?(?:integrated |onboard |built-in )?"
+                        r"|\b(?:I.m|I am|we.re|we are|only|just) (?:currently |now |still |only )?(?:using|running on|on|with|having|have|got) (?:an? |the |my )?(?:integrated |onboard |built-in )?"
                         r"Intel ?(?:\(R\) ?)?(?:(?:Iris|UHD|HD|Arc)\b|GPU|graphics|integrated)"
                         r"|\b(?:my|the|our) (?:only )?(?:GPU|graphics(?: card)?) (?:is|was) (?:an? |the )?(?:integrated |onboard )?Intel\b",
                         re.I | re.A)
