@@ -614,6 +614,9 @@ _CONTEXT_EXPLAINS = {  # in this order: no NVIDIA GPU at all explains a containe
     "container-gpu-missing": ("no-nvidia-driver", "cuda-init-failed"),
     "wsl-gpu-setup": ("no-nvidia-driver", "cuda-init-failed"),
     "jetson-wrong-wheel": ("cpu-only-build", "python-unsupported"),  # no wheel fits: the Jetson build is the one to install
+    # Apple silicon has no x86 instructions at all: an illegal instruction there is x86 code under Rosetta 2,
+    # which has no AVX (a Python, Homebrew or conda installed for Intel Macs)
+    "rosetta-python": ("cpu-instructions-unsupported",),
 }
 
 
@@ -628,6 +631,9 @@ _CONTEXT_FIXES = {
                       "/usr/lib/wsl/lib: `nvidia-smi` inside WSL must list the GPU."),
     "jetson-wrong-wheel": ("Install NVIDIA's Jetson build for this JetPack (`envdoctor install pytorch` on the Jetson prints it), "
                            "not the generic aarch64 wheel."),
+    "rosetta-python": ("This Mac has Apple silicon: run a native arm64 Python, Homebrew (/opt/homebrew) or conda "
+                       "(`python -c \"import platform; print(platform.machine())\"` must print arm64) and rebuild or reinstall "
+                       "the program there, instead of x86_64 binaries under Rosetta 2, which has no AVX."),
 }
 
 
@@ -644,7 +650,8 @@ def _contexts(facts: Facts) -> frozenset[str]:
 def _in_context(code: str, facts: Facts) -> bool:
     """The described machine runs where this cause lives: WSL for wsl-gpu-setup, a container that
     shows no GPU for container-gpu-missing, a Jetson for jetson-wrong-wheel, native Windows for
-    tf-windows-native-gpu, a Mac or a machine with only an AMD GPU for no-gpu-platform."""
+    tf-windows-native-gpu, a Mac or a machine with only an AMD GPU for no-gpu-platform, an Apple-silicon
+    Mac for rosetta-python."""
     if code == "wsl-gpu-setup":
         return facts.host.wsl is True
     if code == "container-gpu-missing":  # unless a GPU is seen in it
@@ -653,6 +660,8 @@ def _in_context(code: str, facts: Facts) -> bool:
         return facts.jetson is not None
     if code == "tf-windows-native-gpu":
         return facts.host.os == "windows" and facts.host.wsl is not True
+    if code == "rosetta-python":  # an Apple-silicon Mac whose Python is not known to be native arm64
+        return facts.host.os == "macos" and facts.host.machine_arch == "arm64" and facts.host.arch != "arm64"
     if code == "no-gpu-platform":  # a Mac, only an AMD GPU named, or no NVIDIA GPU said: none to use
         return not facts.gpus and (facts.host.os == "macos" or bool(facts.amd and facts.amd.gpus) or _recorded_none(facts))
     return False

@@ -609,3 +609,37 @@ def test_a_cause_the_context_chose_ranks_before_the_messages_own_first_causes():
             "8-bit multiplication, and GPU quantization are unavailable.\n")
     assert _described(text).diagnosis[0] == "wsl-gpu-setup"
     assert _described(text.replace("WSL CUDA install on Windows 10", "Ubuntu 22.04 server")).diagnosis[0] != "wsl-gpu-setup"
+
+
+# --- builds the matrices know only by their CUDA, or not at all; IPEX next to torch --------------
+
+@pytest.mark.parametrize("text, unsupported", [
+    ("Ubuntu 20.04, RTX 4090, TensorFlow==2.3.", True),  # TF 2.3 was built with CUDA 10.1: no sm_8x
+    ("Ubuntu 20.04, RTX 2080, TensorFlow==2.3.", False),  # sm_75: CUDA 10.1 builds it
+    ("Ubuntu 18.04, GeForce GTX 1080, tensorflow-gpu 1.12", False),
+    ("I'm on an NVIDIA GeForce 3090 GPU with torch 1.7.1+cu102", True),  # CUDA 10.2 has no sm_8x
+    ("I'm on an NVIDIA GeForce 3090 GPU with torch 1.7.1+cu110", False),
+    ("my 5070ti machine, pytorch version(2.1.2)", True),  # no build of torch 2.1 carries sm_120
+    ("my 5070ti machine, pytorch version(2.7.0)", False),  # its cu128 build does
+])
+def test_arch_from_a_builds_cuda_or_from_all_of_a_releases_builds(text, unsupported):
+    assert ("gpu-arch-unsupported" in _completed(text)) is unsupported
+
+
+def test_ipex_must_share_torchs_major_minor():
+    assert _completed("### Versions\ntorch 2.7.1\nipex 2.8\n")[:1] == ("companion-mismatch",)
+    assert "companion-mismatch" not in _completed("### Versions\ntorch 2.8.0\nipex 2.8\n")
+
+
+def _completed(text: str) -> list[str]:
+    """The diagnosis of the machine a text describes, after the completion stage (as `explain` runs it)."""
+    from envdoctor.complete import complete
+    from envdoctor.read import read_machine
+
+    return explain(text, complete(_facts(read_machine(text)[0])), machine_described=True).diagnosis
+
+
+def test_an_illegal_instruction_on_an_apple_silicon_mac_is_rosetta():
+    text = "on my MacBook Pro M1:\n\nzsh: illegal hardware instruction  ./build/bin/main -m model.bin\n"
+    assert _completed(text)[0] == "rosetta-python"
+    assert _completed(text.replace("MacBook Pro M1", "MacBook Pro"))[0] == "cpu-instructions-unsupported"  # an Intel Mac, perhaps

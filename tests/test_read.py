@@ -1071,3 +1071,46 @@ def test_stated_machine_of_a_reporters_sentence():
     # an Intel CPU is no Intel GPU; an NVIDIA GPU named beside Intel graphics is the machine's GPU
     assert "nvidia" not in stated.parse("I'm on an Intel i7-12700 with Ubuntu 22.04")
     assert stated.parse("I'm using Intel UHD graphics and an RTX 3060")["nvidia"]["gpus"] != []
+
+
+# --- a GeForce by its number, "==" and "(" before a version, IPEX, an AMD card as the GPU, an Apple chip
+
+@pytest.mark.parametrize("text, name", [
+    ("I try to deploy it in my 5070ti machine", "NVIDIA RTX 5070 Ti"),
+    ("I'm on an NVIDIA GeForce 3090 GPU.", "NVIDIA RTX 3090"),
+    ("training on a 4060 GPU", "NVIDIA RTX 4060"),
+    ("GeForce 1080 Ti, driver 470", "NVIDIA GTX 1080 Ti"),
+])
+def test_stated_geforce_by_its_number(text, name):
+    from envdoctor.read import stated
+
+    assert stated.parse(text)["nvidia"]["gpus"] == [{"name": name}]
+
+
+@pytest.mark.parametrize("text", ["ran 3000 epochs on 1080 images with the GPU", "since 2080 the GPU lags", "batch 4096 on the GPU"])
+def test_stated_a_bare_number_that_is_not_a_gpu(text):
+    from envdoctor.read import stated
+
+    assert "nvidia" not in stated.parse(text)
+
+
+def test_stated_version_after_double_equals_or_a_bracket_and_ipex():
+    from envdoctor.read import stated
+
+    assert stated.parse("- TensorFlow==2.3.\n- pytorch version(2.1.2)\ntorch 2.7.1, ipex 2.8")["python"]["packages"] == {
+        "tensorflow": "2.3", "torch": "2.1.2", "intel-extension-for-pytorch": "2.8"}
+
+
+def test_stated_amd_card_in_the_gpu_field_means_no_nvidia_gpu():
+    from envdoctor.read import stated
+
+    assert stated.parse("Windows 11 Pro\nGPU: Radeon RX 580 Series\nCPU: AMD Ryzen 5 3600")["nvidia"] == {"gpus": []}
+    # the Radeon of the CPU's integrated graphics is not the GPU field
+    assert "nvidia" not in stated.parse("CPU: AMD Ryzen 5 3400G with Radeon Vega Graphics, RAM 16 GB")
+
+
+def test_stated_apple_chip_is_arm64_hardware():
+    from envdoctor.read import stated
+
+    assert stated.parse("on my MacBook Pro M1")["host"] == {"os": "macos", "machine_arch": "arm64"}
+    assert stated.parse("on my MacBook Pro")["host"] == {"os": "macos"}

@@ -140,6 +140,25 @@ def companion_mismatch(facts: Facts) -> Iterable[Finding]:
                          f"`envdoctor install pytorch --version {public(torch)}`", version=f"=={public(torch)}"),
             evidence=(f"python.packages.torch={torch}", f"python.packages.{name}={version}"),
         )
+    yield from _ipex(facts, torch)
+
+
+def _ipex(facts: Facts, torch: str) -> Iterable[Finding]:
+    """Intel Extension for PyTorch X.Y works only with torch X.Y.* (its __init__ compares major.minor
+    and exits: "needs to work with PyTorch 2.8.*, but PyTorch 2.7.1 is found")."""
+    ipex = package(facts, "intel-extension-for-pytorch")
+    if not ipex or public(ipex) is None or public(torch) is None or public(ipex).release[:2] == public(torch).release[:2]:
+        return
+    series = ".".join(str(n) for n in public(ipex).release[:2])
+    yield Finding(
+        code="companion-mismatch", severity="error", section="frameworks",
+        title=f"intel-extension-for-pytorch {ipex} needs torch {series}.*, not {torch}",
+        detail=(f"Intel Extension for PyTorch checks at import that torch has its own major.minor ({series}) and refuses "
+                f"to load with torch {torch} (\"needs to work with PyTorch {series}.*, but PyTorch {torch} is found\")."),
+        fix=(f"Install the torch series this IPEX was built for: `python -m pip install \"torch=={series}.*\"`, or the IPEX "
+             f"release made for torch {public(torch)}",),
+        evidence=(f"python.packages.torch={torch}", f"python.packages.intel-extension-for-pytorch={ipex}"),
+    )
 
 
 def _build_problem(torch: str, torch_tag: Optional[str], version: str, tag: Optional[str]) -> Optional[tuple[str, str]]:

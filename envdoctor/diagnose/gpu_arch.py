@@ -30,17 +30,50 @@ def gpu_arch_unsupported(facts: Facts) -> Iterable[Finding]:
 
 def _torch(facts: Facts) -> Iterable[Finding]:
     version, build, how = torch_build(facts)
+    if version and not build:
+        yield from _torch_any_build(facts, version)
     if not version or not build or not build.startswith("cu"):
         return
     arch_list, source = _torch_arch_list(facts, version, build)
     if how.startswith("conda") and source != "torch.cuda.get_arch_list()":
         return  # conda builds have their own arch lists; only the deep probe knows them
+    if arch_list is None and how.startswith("python.packages") and _tag_cuda(build):
+        # A release the pytorch matrix does not cover (1.x), its CUDA named by its tag ("1.7.1+cu102").
+        yield from _cuda_generation(facts, "pytorch", f"torch {version}", _tag_cuda(build), f"python.packages.torch={version}",
+                                    "Install a torch build for a CUDA version that supports this GPU: `envdoctor install pytorch --cuda auto`")
+        return
     yield from _check(
         facts, "pytorch", "torch", version, arch_list, f"This build ({build}) carries code for", source,
         "torch.cuda.is_available() still says True, but the first real operation fails with \"no kernel image is "
         "available for execution on the device\" (and torch warns that the GPU \"is not compatible with the current "
         "PyTorch installation\").",
         "Install a torch build whose arch list includes {sm}: `envdoctor install pytorch --cuda auto`")
+
+
+def _torch_any_build(facts: Facts, version: str) -> Iterable[Finding]:
+    """Which build of torch is installed is unknown, but none of its release's CUDA builds has kernels
+    for this GPU (torch 2.1 on an RTX 50xx): whichever it is, torch cannot use the GPU."""
+    builds = knowledge.torch_cuda_arch_lists(str(public(version)))
+    if not builds:
+        return
+    missing = []
+    for i, name, cc in gpu_ccs(facts):
+        verdicts = [runs(list(archs), cc) for _, archs in builds]
+        if verdicts and all(v is not None and not v.runs for v in verdicts):
+            missing.append((i, name, cc))
+    if not missing:
+        return
+    sm = ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in missing}))
+    newest = max((archs for _, archs in builds), key=lambda a: max(_arch_order(x) for x in a))
+    yield Finding(
+        code="gpu-arch-unsupported", severity="error", section="frameworks",
+        title=f"no build of torch {public(version)} has kernels for {sm}",
+        detail=(f"None of torch {public(version)}'s CUDA builds ({', '.join(tag for tag, _ in builds)}; pytorch matrix) carries code for "
+                + ", ".join(f"{_gpu(i, name)} (compute capability {cc})" for i, name, cc in missing)
+                + f"; the newest arch list is {' '.join(newest)}. Whichever build is installed, torch cannot run on this GPU."),
+        fix=plan_fix(facts, "pytorch", f"Install a torch release whose builds include {sm}: `envdoctor install pytorch --cuda auto`"),
+        evidence=(f"python.packages.torch={version}", *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in missing)),
+    )
 
 
 def _tensorflow_jax(facts: Facts) -> Iterable[Finding]:
@@ -50,12 +83,24 @@ def _tensorflow_jax(facts: Facts) -> Iterable[Finding]:
     if tf:
         yield from _check(facts, "tensorflow", "tensorflow", tf, knowledge.gpu_archs("tensorflow", str(public(tf))),
                           "Its CUDA build carries", "tensorflow matrix", consequence, fallback)
+    yield from _tensorflow_legacy(facts, fallback.format(sm="this GPU", framework="tensorflow"))
     plugin = next((n for n in sorted(facts.python.packages) if n.startswith("jax-cuda") and n.endswith("plugin")), None)
     jax = package(facts, "jax")
     if plugin and jax:
         extra = plugin[len("jax-"):].split("-plugin")[0]
         yield from _check(facts, "jax", plugin, package(facts, plugin), knowledge.gpu_archs("jax", str(public(jax)), extra),
                           "Its CUDA build carries", "jax matrix", consequence, fallback)
+
+
+def _tensorflow_legacy(facts: Facts, fix: str) -> Iterable[Finding]:
+    """A TensorFlow older than the matrix's release rows (1.x, 2.0-2.9): only its tested CUDA is known."""
+    for dist in ("tensorflow-gpu", "tensorflow"):
+        version = tensorflow_gpu(facts) if dist == "tensorflow" else package(facts, dist)
+        cuda = knowledge.tf_legacy_cuda(str(public(version))) if version and public(version) else None
+        if cuda and _gpu_build(facts, "tensorflow"):
+            yield from _cuda_generation(facts, "tensorflow", f"{dist} {version}", cuda, f"python.packages.{dist}={version}",
+                                        fix, source="tensorflow matrix, [[legacy]] row")
+            return
 
 
 def _check(facts: Facts, framework: str, dist: str, version: str, arch_list, carries: str, source: str,
@@ -104,26 +149,47 @@ def _paddle(facts: Facts) -> Iterable[Finding]:
 
 def _paddle_cuda(facts: Facts) -> Iterable[Finding]:
     """A Paddle running on CUDA X (its "Runtime API Version") on a GPU that no toolkit X can compile
-    for, nor any older GPU of its generation whose code it could run: an RTX 30xx (sm_86) under a
-    CUDA 10.2 build, an RTX 50xx (sm_120) under CUDA 12.6."""
+    for: an RTX 30xx (sm_86) under a CUDA 10.2 build, an RTX 50xx (sm_120) under CUDA 12.6."""
     paddle = facts.frameworks.get("paddle")
     cuda = paddle.cuda if paddle is not None else None
-    if not cuda:
-        return
+    if cuda:
+        yield from _cuda_generation(facts, "paddle", "Paddle", cuda, f"frameworks.paddle.cuda={cuda}",
+                                    "Install a paddlepaddle-gpu build for a CUDA version that supports this GPU "
+                                    "(`envdoctor install paddle --cuda auto`)")
+
+
+def _cuda_generation(facts: Facts, framework: str, what: str, cuda: str, evidence: str, fix: str,
+                     source: str = "") -> Iterable[Finding]:
+    """A build against CUDA X on a GPU that no toolkit X can compile for, nor any older GPU of its
+    generation whose code it could run: its kernels (and its CUDA libraries') cannot run there."""
     unreachable = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if _generation_unreachable(cc, cuda)]
     if not unreachable:
         return
     sm = ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in unreachable}))
     yield Finding(
         code="gpu-arch-unsupported", severity="error", section="frameworks",
-        title=f"Paddle built for CUDA {cuda} has no kernels for {sm}",
+        title=f"{what}, built for CUDA {cuda}, has no kernels for {sm}",
         detail=", ".join(f"{_gpu(i, name)} has compute capability {cc}" for i, name, cc in unreachable)
-               + f"; no CUDA {cuda} toolkit compiles for it or for an older GPU of its generation (gpus matrix), "
-               "so Paddle's kernels cannot run there: run_check hangs JIT-compiling or fails.",
-        fix=plan_fix(facts, "paddle", "Install a paddlepaddle-gpu build for a CUDA version that supports this GPU "
-                                      "(`envdoctor install paddle --cuda auto`)"),
-        evidence=(f"frameworks.paddle.cuda={cuda}", *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in unreachable)),
+               + f"; no CUDA {cuda} toolkit compiles for it or for an older GPU of its generation (gpus matrix"
+               + (f"; CUDA {cuda} from the {source}" if source else "") + "), so the build's kernels cannot run "
+               "there: it fails with \"no kernel image is available\", hangs JIT-compiling, or falls back to the CPU.",
+        fix=plan_fix(facts, framework, fix),
+        evidence=(evidence, *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in unreachable)),
     )
+
+
+def _tag_cuda(build: str) -> Optional[str]:
+    """"cu102" -> "10.2", "cu92" -> "9.2", "cu118" -> "11.8"; None for any other tag."""
+    digits = build[2:] if build.startswith("cu") else ""
+    if not digits.isdigit() or len(digits) not in (2, 3):
+        return None
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def _gpu_build(facts: Facts, framework: str) -> bool:
+    """Not known to be a CPU build (a deep probe or a report that says so)."""
+    deep = framework_of(facts, framework)
+    return not (deep and deep.version and not deep.import_error and deep.extra.get("is_cuda_build") is False)
 
 
 def _generation_unreachable(cc: str, cuda: str) -> bool:

@@ -109,6 +109,18 @@ def torch_arch_list(version: str, tag: str, platform_key: Optional[str]) -> Opti
     return tuple(build.archs) if build is not None and build.archs else None
 
 
+def torch_cuda_arch_lists(version: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(tag, kernels) of every CUDA build of a torch release on PyTorch's index, any platform."""
+    from envdoctor.matrix import PLATFORMS
+
+    found = {}
+    for platform_key in PLATFORMS:
+        for build in call("pytorch", "builds_for", version, platform_key) or ():
+            if build.cuda and build.archs:
+                found.setdefault((build.tag, tuple(build.archs)), None)
+    return tuple(found)
+
+
 def torch_build(facts) -> tuple[Optional[str], Optional[str], str]:
     """(version, build, how we know) of the installed torch: build is "cpu", "cu124", "rocm6.2"...
 
@@ -223,6 +235,11 @@ def tf_last_native_windows_gpu() -> Optional[str]:
 def tf_has_gpu(version: str, platform_key: Optional[str]) -> Optional[bool]:
     row = release_of("tensorflow", version)
     return row.has_gpu(platform_key) if row is not None and platform_key else None
+
+
+def tf_legacy_cuda(version: str) -> Optional[str]:
+    """The tested CUDA of a TensorFlow release older than the matrix's release rows ("10.1" for 2.3)."""
+    return call("tensorflow", "legacy_cuda", version)
 
 
 def tf_build(version: str) -> tuple[Optional[str], Optional[str], bool]:

@@ -16,6 +16,7 @@ the file and the row):
 - `hazards()` / `hazards_for(...)`: upgrade hazards (the `Hazard` row format is shared with
   matrices/jax.toml and matrices/paddle.toml; `parse_hazards` reads it for them).
 - `last_native_windows_gpu()`: the last release with a CUDA build on native Windows (2.10.x).
+- `legacy_cuda(version)`: the tested CUDA of a release before 2.10 (`[[legacy]]` rows), or None.
 """
 
 from __future__ import annotations
@@ -157,6 +158,46 @@ def hazards() -> tuple[Hazard, ...]:
 
 def last_native_windows_gpu() -> Optional[Release]:
     return next((r for r in releases() if r.has_gpu("windows_amd64")), None)
+
+
+@dataclass(frozen=True)
+class Legacy:
+    """A range of releases before 2.10 and the CUDA/cuDNN their GPU wheels were built with."""
+    versions: str
+    cuda: str
+    cudnn: str
+    source: str = ""
+
+
+def legacy_rows() -> tuple[Legacy, ...]:
+    return _legacy()
+
+
+def legacy_cuda(version: str) -> Optional[str]:
+    """The tested CUDA of a release older than every [[release]] row ("10.1" for 2.3.0), or None."""
+    return next((row.cuda for row in legacy_rows() if _contains(row.versions, version)), None)
+
+
+@functools.lru_cache(maxsize=1)
+def _legacy() -> tuple[Legacy, ...]:
+    return parse_legacy(load("tensorflow"))
+
+
+def parse_legacy(data: dict[str, Any], filename: str = FILE) -> tuple[Legacy, ...]:
+    rows = []
+    for i, row in enumerate(data.get("legacy", []), 1):
+        where = row_label(filename, "legacy", i, row, key="versions")
+        try:
+            SpecifierSet(row["versions"])
+            gpus.cuda_tuple(row["cuda"])
+            rows.append(Legacy(versions=row["versions"], cuda=row["cuda"], cudnn=row["cudnn"], source=row["source"]))
+        except (KeyError, TypeError, ValueError, InvalidSpecifier) as e:
+            raise MatrixError(f"{where}: {describe(e)}") from None
+    newest = min((Version(r.version) for r in releases()), default=None)
+    for row in rows:
+        if newest is not None and SpecifierSet(row.versions).contains(newest):
+            raise MatrixError(f"{filename}: [[legacy]] {row.versions} covers {newest}, which has a [[release]] row")
+    return tuple(rows)
 
 
 def min_gpu_capability(release: Release) -> Optional[str]:

@@ -29,7 +29,7 @@ _NOTED = (  # (path, how a note shows it)
     ("frameworks.tensorflow.cuda", "tensorflow built for CUDA {}"), ("frameworks.paddle.cuda", "paddle built for CUDA {}"),
     ("nvidia.driver_version", "driver {}"), ("nvidia.driver_cuda", "driver supports CUDA {}"),
     ("nvidia.failure", "nvidia-smi failure {}"), ("cuda_toolkit.version", "CUDA toolkit {}"),
-    ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.container", "in a {} container"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"), ("jetson.jetpack", "JetPack {}"),
+    ("python.version", "Python {}"), ("host.os", "OS {}"), ("host.machine_arch", "{} hardware"), ("host.container", "in a {} container"), ("host.distro", "{}"), ("jetson.l4t", "L4T {}"), ("jetson.jetpack", "JetPack {}"),
     ("amd.rocm_version", "ROCm {}"), ("host.wsl", "WSL"),
 )
 # Shown by name and version (torch's companions right after it); other packages are counted.

@@ -18,6 +18,7 @@ never from a command line, a requirement or an image name ("pip install tensorfl
                               runs under Linux), "Ubuntu 22.04", "macOS 14", a Mac by chip or model ("Apple M2",
                               "MacBook Pro"); Linux for a Google Colab or
                               Kaggle notebook runtime (unless another OS is named too)
+  host.machine_arch = arm64   an Apple-silicon Mac named by its chip ("Apple M2", "MacBook Pro M1", "Apple silicon")
   host.wsl                    the text names WSL ("on WSL2", "in WSL") and never as what was not used
                               ("native Windows", "without WSL", "not in WSL", "should I use WSL")
   python.version              "Python 3.10" / "python 3.11.4" / "python version is 3.9"
@@ -44,13 +45,14 @@ from envdoctor.textnorm import flatten
 
 _END = r"(?![\w+]|\.\d|\.x|\.\*)"  # not part of a longer version, a wildcard or a range
 _AFTER = _END + r"(?! ?(?:or|and|to|-|~) ?(?:later|newer|higher|above|greater|up|\d))"
-_IS = r"(?: version| ?版本)?(?: (?:is|was)| ?[:=]| -)? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1" / "TF - 2.1.0"
+_IS = r"(?: version| ?版本)?(?: (?:is|was)| ?[:=]{1,2}| -| ?\()? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1" / "TF - 2.1.0" / "TensorFlow==2.3" / "pytorch version(2.1.2)"
 _VERSION = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?: ?\+ ?[a-z0-9]{2,12}(?:\.[a-z0-9]{1,12}){0,3})?)"  # "2.8.0 + cu129" too
 _NAMES = (  # (dist, how a sentence names it); a longer name first where one contains another
     ("tensorflow", r"(?:TF|TensorFlow(?:[-_]gpu)?)"),
     ("torchvision", r"torchvision"), ("torchaudio", r"torchaudio"),
     ("torch", r"(?:py)?torch"),
     ("jaxlib", r"jaxlib"), ("jax", r"jax"),
+    ("intel-extension-for-pytorch", r"(?:ipex|intel[-_ ]extension[-_ ]for[-_ ]pytorch)"),
     ("paddlepaddle-gpu", r"paddlepaddle[-_]gpu"), ("paddlepaddle", r"(?:paddlepaddle|paddle)"),
 )
 _PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])(?:versions? of )?" + name + _IS + _VERSION + _AFTER, re.I | re.A))
@@ -63,6 +65,7 @@ _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
 _MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
+_APPLE_CHIP = re.compile(r"(?<![\w.-])(?:Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra|chip|Mac)|(?:MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio)|iMac) \(?M[1-5])(?![\w-])", re.I | re.A)
 # The reporter says the machine runs Linux ("I am on Linux on a virtual machine", "on a Linux server").
 _LINUX = re.compile(r"\b(?:I am|I.m|I.ve been|we are|we.re) (?:on|using|running|working on) (?:a |an )?(?:\w{1,12} )?Linux\b"
                     r"|\bon (?:a |an |my |our )?Linux (?:machine|box|server|system|host|VM|virtual machine|laptop|PC|computer|workstation|cluster)\b", re.I | re.A)
@@ -78,11 +81,15 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r"Intel ?(?:\(R\) ?)?(?:(?:Iris|UHD|HD|Arc)\b|GPU|graphics|integrated)"
                         r"|\b(?:my|the|our) (?:only )?(?:GPU|graphics(?: card)?) (?:is|was) (?:an? |the )?(?:integrated |onboard )?Intel\b",
                         re.I | re.A)
+_GEFORCE = r"(?:[1-5]0[5-9]0|16[56]0|9[5-8]0)"  # a GeForce model number: 1080, 2070, 3090, 4060, 5070, 1660, 980
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}(?: ?Ti| ?SUPER|M)?"
                   r"|(?:NVIDIA )?Quadro (?:RTX )?[KMP]?\d{3,5}|(?:NVIDIA )?(?:GeForce )?(?:GTX )?TITAN (?:Xp|X|V|RTX|Black|Z)"
                   r"|(?:NVIDIA )?(?:GeForce )?MX ?\d{3}|(?:NVIDIA )?RTX A\d{4}"
                   r"|(?:NVIDIA )?Tesla [KMPVT]\d{1,3}|NVIDIA (?:A|H|B|L)\d{1,3}[A-Z]?"
-                  r"|[KPVAHB]\d{2,3}(?= ?/? ?\d{1,3} ?GB\b| \(?(?:PCIe|SXM|NVL)))(?![\w]|\.\d)", re.I | re.A)
+                  r"|[KPVAHB]\d{2,3}(?= ?/? ?\d{1,3} ?GB\b| \(?(?:PCIe|SXM|NVL))"
+                  # a GeForce by its number alone: "GeForce 3090", "my 5070ti", "a 4090 GPU"
+                  r"|(?:NVIDIA |GeForce |NVIDIA GeForce )" + _GEFORCE + r"(?: ?Ti| ?SUPER)?"
+                  r"|" + _GEFORCE + r" ?Ti|" + _GEFORCE + r"(?= ?(?:GPU|graphics card|video card|card)s?\b))(?![\w]|\.\d)", re.I | re.A)
 _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
 _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
@@ -91,6 +98,8 @@ _AMD = re.compile(r"(?<![\w.-])((?:AMD )?Radeon(?: RX| Pro| VII)? ?\w{0,12}\d{2,
 _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |my )?(?:Google )?Colab(?:oratory)?\b"
                      r"|\bColab (?:notebook|runtime|environment|instance|VM|Pro)\b"
                      r"|(?<!like )\b(?:on|in|using) (?:a |the )?Kaggle (?:notebook|kernel)s?\b", re.I | re.A)  # Linux runtimes
+# The machine's GPU, in a form's field or a sentence, is an AMD one ("GPU: Radeon RX 580 Series").
+_AMD_IS_THE_GPU = re.compile(r"\b(?:GPU|graphics card|video card|graphics)(?: model)?(?: (?:is|was))? ?[:=-]? ?(?:an? |the )?(?:AMD |ATI )?(?:Radeon|RX ?\d{3,4})", re.I | re.A)
 # An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
 # A template's example in brackets: "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):" says nothing of the machine.
@@ -101,7 +110,7 @@ _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
-_WORDS = ("wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
+_WORDS = ("ipex", "intel_ext", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
           "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card", "linux", "intel")
 
 
@@ -138,6 +147,8 @@ def _amd(facts: dict, flat: str) -> None:
     if m:
         name = re.sub(r"\s{1,20}", " ", m.group(1).strip())
         put(facts, "amd.gpus", [{"name": name if name.lower().startswith("amd") else f"AMD {name}"}])
+        if _AMD_IS_THE_GPU.search(flat):  # "GPU: Radeon RX 580", "my GPU is an AMD RX 6800": the only one named
+            put(facts, "nvidia.gpus", [])
     elif _AMD_OWNED.search(flat):
         put(facts, "amd.gpus", [{"name": "AMD GPU"}])
 
@@ -172,6 +183,8 @@ def _os(facts: dict, flat: str, lower: str) -> None:
         put(facts, "host.os", "windows")
     elif mac:
         put(facts, "host.os", "macos")
+        if _APPLE_CHIP.search(flat):
+            put(facts, "host.machine_arch", "arm64")  # the hardware; the Python running on it may still be x86_64
     elif not ubuntu:  # a Colab or Kaggle runtime is a Linux machine, and one the reporter says runs Linux
         put(facts, "host.os", "linux")
     else:
@@ -189,6 +202,9 @@ def _gpu(facts: dict, name: str) -> None:
 
     name = re.sub(r"\s{1,20}", " ", name.strip())
     name = re.sub(r"(?i)\b(RTX|GTX)[ -]?(\d)", r"\1 \2", name)  # "RTX3060" / "RTX-3060"
+    number = re.fullmatch(r"(?:NVIDIA )?(?:GeForce )?((\d{1,2})\d{2}(?: ?Ti| ?SUPER)?)", name, re.I)
+    if number:  # "GeForce 3090" / "5070ti": the series says RTX or GTX
+        name = ("GTX " if number.group(2) in ("9", "10", "16") else "RTX ") + re.sub(r"(?i)(\d) ?(ti|super)$", lambda m: f"{m.group(1)} {'Ti' if m.group(2).lower() == 'ti' else 'SUPER'}", number.group(1))
     if re.fullmatch(r"[KPVAHB]\d{2,3}", name, re.I):  # a bare data-centre name
         name = f"NVIDIA {name.upper()}"
     if gpus.product_for_name(name) is None:
