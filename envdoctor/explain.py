@@ -465,6 +465,7 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     if machine_described and not matches and not machine_errors:  # no message to go by: the machine's warnings
         machine_errors = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
         machine_errors += [f for f in (_cpu_torch_on_cuda_machine(facts),) if f is not None and not machine_errors]
+        machine_errors += [f for f in findings if f.code == "no-gpu-platform" and not machine_errors and facts.host.os != "macos"]
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis, program)

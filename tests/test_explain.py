@@ -643,3 +643,23 @@ def test_an_illegal_instruction_on_an_apple_silicon_mac_is_rosetta():
     text = "on my MacBook Pro M1:\n\nzsh: illegal hardware instruction  ./build/bin/main -m model.bin\n"
     assert _completed(text)[0] == "rosetta-python"
     assert _completed(text.replace("MacBook Pro M1", "MacBook Pro"))[0] == "cpu-instructions-unsupported"  # an Intel Mac, perhaps
+
+
+def test_a_machine_said_to_have_no_nvidia_gpu_is_the_cause_when_no_message_is():
+    text = "What is the flag for AMD with Radeon? Sorry, but I'm not using Nvidia(Cuda)."
+    assert _completed(text) == ("no-gpu-platform",)
+    assert _completed("What is the flag for the device? I'm using Nvidia.") == ()
+
+
+def test_a_device_string_cut_before_the_device_names_nothing():
+    # the head of torch's device-string error is shared by every device name: "mps" (Rosetta) is cut off
+    cut = "RuntimeError: Expected one of cpu, cuda, xpu, mkldnn, opengl, opencl, ideep, hip, ve, ort, mlc, xla, lazy, vulkan, meta, hpu .."
+    assert "rosetta-python" not in _completed(cut)
+    assert _completed(cut.replace(" ..", " device type at start of device string: mps"))[:1] == ("rosetta-python",)
+
+
+def test_an_ngc_image_older_than_the_gpu_is_the_arch_not_the_container_runtime():
+    text = ("WARNING: Detected NVIDIA GeForce RTX 3090 GPU, which is not yet supported in this version of the container\n"
+            "ERROR: No supported GPU(s) detected to run this container\n")
+    assert _completed(text)[:1] == ("gpu-arch-unsupported",)
+    assert _completed(text.splitlines()[1])[:1] == ("container-gpu-missing",)

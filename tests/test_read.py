@@ -1114,3 +1114,13 @@ def test_stated_apple_chip_is_arm64_hardware():
 
     assert stated.parse("on my MacBook Pro M1")["host"] == {"os": "macos", "machine_arch": "arm64"}
     assert stated.parse("on my MacBook Pro")["host"] == {"os": "macos"}
+
+
+@pytest.mark.parametrize("line", [
+    "uname : Linux systest 6.14.0-24-generic #24-Ubuntu SMP PREEMPT_DYNAMIC Sun Jun 15 11:18:07 UTC 2025 x86_64 x86_64 x86_64 GNU/Linux",
+    "$ uname -a Linux systest 6.14.0-24-generic #24-Ubuntu SMP PREEMPT_DYNAMIC Sun Jun 15 11:18:07 UTC 2025 x86_64 GNU/Linux",
+])
+def test_uname_after_its_label(line):
+    from envdoctor.read import read_machine
+
+    assert read_machine(line)[0]["host"] == {"os": "linux", "kernel": "6.14.0-24-generic", "arch": "x86_64"}

@@ -24,6 +24,7 @@ _UNAME_RESULT = re.compile(r"uname_result\(system='(\w{1,20})', node='[^']{0,100
                            r"version='[^']{0,200}', machine='(\w{1,20})'\)")
 _UNAME = re.compile(r"(Linux|Darwin) \S{1,100} (\d{1,2}\.\d{1,3}\.\d{1,4}[^\s]{0,80}) #?\S{0,60} .{0,200}? "
                     r"(x86_64|aarch64|arm64|ppc64le)(?: \S{1,20}){0,3}")
+_UNAME_LABEL = re.compile(r"^(?:\$ ?)?uname(?: -a)?\s{0,8}[:=>]?\s{0,8}", re.I)
 # Python's platform.platform(), which many environment dumps print ("Platform: Linux-5.15.0-91-generic-
 # x86_64-with-glibc2.35", "macOS-14.2.1-arm64-arm-64bit", "Windows-10-10.0.19045-SP0").
 _PLATFORM = re.compile(r"(?<![\w.-])(?:Linux-(?P<kernel>\d{1,2}\.\d{1,3}\.\d{1,4}[\w.+~-]{0,80}?)-(?P<arch>x86_64|aarch64|ppc64le)"
@@ -232,6 +233,7 @@ def _os_release(facts: dict, lines: list[str]) -> None:
 
 def _uname(facts: dict, lines: list[str]) -> None:
     for line in lines:
+        line = _UNAME_LABEL.sub("", line)  # "uname : Linux host 6.14.0 …", "$ uname -a Linux …"
         m = _UNAME.fullmatch(line) or _UNAME.fullmatch(line.removesuffix(" GNU/Linux"))
         result = _UNAME_RESULT.search(line)
         found = m or result
