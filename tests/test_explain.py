@@ -663,3 +663,14 @@ def test_an_ngc_image_older_than_the_gpu_is_the_arch_not_the_container_runtime()
             "ERROR: No supported GPU(s) detected to run this container\n")
     assert _completed(text)[:1] == ("gpu-arch-unsupported",)
     assert _completed(text.splitlines()[1])[:1] == ("container-gpu-missing",)
+
+
+@pytest.mark.parametrize("listing, mismatch", [
+    ("tensorflow 2.15.0\nkeras 3.3.3", True),  # TensorFlow 2.15 pins keras <2.16
+    ("tensorflow 2.16.1\nkeras 2.15.0", True),  # and 2.16 keras >= 3
+    ("tensorflow 2.16.1\nkeras 3.3.3", False),
+    ("tensorflow 2.7.0\nkeras 2.8.0", True),  # before the matrix's rows: keras of TensorFlow's own minor
+    ("tensorflow 2.7.0\nkeras 2.7.0", False),
+])
+def test_keras_outside_what_tensorflow_pins(listing, mismatch):
+    assert ("companion-mismatch" in _completed("Package Version\n---------- -------\n" + listing)) is mismatch

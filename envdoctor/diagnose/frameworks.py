@@ -116,6 +116,51 @@ def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str, tuple[st
 # --- companion-mismatch ----------------------------------------------------------------------------
 
 @rule
+def keras_mismatch(facts: Facts) -> Iterable[Finding]:
+    """The installed keras outside the range the installed TensorFlow pins (its Requires-Dist in the
+    tensorflow matrix; 2.6 to 2.9, before the matrix's rows: keras of TensorFlow's own major.minor)."""
+    tf = next((v for v in (package(facts, d) for d in ("tensorflow", "tensorflow-gpu", "tensorflow-cpu")) if v), None)
+    keras = package(facts, "keras")
+    if not tf or not keras or public(tf) is None or public(keras) is None:
+        return
+    wanted, source = _keras_wanted(str(public(tf)))
+    if not wanted or _in_range(public(keras), wanted):
+        return
+    yield Finding(
+        code="companion-mismatch", severity="error", section="frameworks",
+        title=f"keras {keras} does not go with tensorflow {tf}",
+        detail=(f"TensorFlow {public(tf)} is made for keras {wanted} ({source}); keras {keras} is installed. tf.keras is "
+                "that keras package, so a release of another series fails at import (\"Another metric with the same name "
+                "already exists\", missing attributes) or, across Keras 2 and 3, in model code (\"A KerasTensor cannot be "
+                "used as input to a TensorFlow function\")."),
+        fix=(f"Install the keras TensorFlow {public(tf)} pins: `python -m pip install \"keras{wanted if wanted[0] in '<>=~!' else '==' + wanted + '.*'}\"` "
+             "(for Keras 2 code on TensorFlow 2.16+, install tf-keras and set TF_USE_LEGACY_KERAS=1)",),
+        evidence=(f"python.packages.tensorflow={tf}", f"python.packages.keras={keras}"),
+    )
+
+
+def _keras_wanted(tf: str) -> tuple[Optional[str], str]:
+    row = knowledge.release_of("tensorflow", tf)
+    if row is not None and row.keras and ";" not in row.keras:
+        return row.keras.split(" | ")[0], "its Requires-Dist, tensorflow matrix"
+    version = public(tf)
+    if version is not None and (2, 6) <= version.release[:2] < (2, 10):
+        return f"{version.release[0]}.{version.release[1]}", "from 2.6 keras is released with each TensorFlow minor"
+    return None, ""
+
+
+def _in_range(version, wanted: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if wanted[0] in "<>=~!":
+        try:
+            return SpecifierSet(wanted).contains(version, prereleases=True)
+        except InvalidSpecifier:
+            return True
+    return ".".join(str(n) for n in version.release[:2]) == wanted
+
+
+@rule
 def companion_mismatch(facts: Facts) -> Iterable[Finding]:
     torch = package(facts, "torch")
     if not torch or len(package_copies(facts, "torch")) > 1:

@@ -53,6 +53,7 @@ _NAMES = (  # (dist, how a sentence names it); a longer name first where one con
     ("torch", r"(?:py)?torch"),
     ("jaxlib", r"jaxlib"), ("jax", r"jax"),
     ("intel-extension-for-pytorch", r"(?:ipex|intel[-_ ]extension[-_ ]for[-_ ]pytorch)"),
+    ("keras", r"keras"),
     ("paddlepaddle-gpu", r"paddlepaddle[-_]gpu"), ("paddlepaddle", r"(?:paddlepaddle|paddle)"),
 )
 _PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])(?:versions? of )?" + name + _IS + _VERSION + _AFTER, re.I | re.A))
@@ -111,7 +112,7 @@ _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
-_WORDS = ("ipex", "intel_ext", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
+_WORDS = ("ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
           "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card", "linux", "intel")
 
 
