@@ -674,3 +674,15 @@ def test_an_ngc_image_older_than_the_gpu_is_the_arch_not_the_container_runtime()
 ])
 def test_keras_outside_what_tensorflow_pins(listing, mismatch):
     assert ("companion-mismatch" in _completed("Package Version\n---------- -------\n" + listing)) is mismatch
+
+
+@pytest.mark.parametrize("build, too_old", [
+    ("py3.8_cuda10.2.89_cudnn7.6.5_0", True),  # CUDA 10.2 needs the 440.33 of its own release
+    ("py36_cuda9.0.176_cudnn7.1.2_1", False),  # the older spelling: CUDA 9.0 runs on 418
+    ("py3.8_cuda10.1.243_cudnn7.6.3_0", False),
+])
+def test_a_conda_torch_built_for_a_cuda_newer_than_the_driver(build, too_old):
+    text = ("# Name                    Version                   Build  Channel\n"
+            f"pytorch                   1.7.0           {build}    pytorch\n"
+            "| NVIDIA-SMI 418.67       Driver Version: 418.67       CUDA Version: 10.1     |\n")
+    assert ("driver-too-old" in _completed(text)) is too_old

@@ -27,8 +27,16 @@ def test_wheel_minimums(cuda, linux, windows):
 
 
 def test_unknown_cuda_has_no_minimum():
-    assert drivers.wheel_min_driver("10.2") is None
-    assert drivers.driver_runs_cuda("470.82.01", "10.2") is None
+    assert drivers.wheel_min_driver("6.5") is None
+    assert drivers.driver_runs_cuda("470.82.01", "6.5") is None
+
+
+def test_before_cuda_11_a_binary_needs_its_own_toolkits_driver():
+    # no minor-version compatibility before 11.0: CUDA 10.2 wants the 440.33 of its own release
+    assert drivers.wheel_min_driver("10.2") == "440.33"
+    assert drivers.driver_runs_cuda("418.67", "10.2") is False
+    assert drivers.driver_runs_cuda("418.67", "10.1") is True
+    assert drivers.wheel_min_driver("9.0", "windows") == "385.54"
 
 
 @pytest.mark.parametrize("driver, cuda, os, runs", [
@@ -101,7 +109,7 @@ def test_overlapping_ranges_are_refused(tmp_path):
 
 def test_bad_driver_number_names_the_row(tmp_path):
     path = _broken(tmp_path, 'linux = "525.60.13"', 'linux = "525.sixty"')
-    with pytest.raises(MatrixError, match=r"\[\[wheel_minimum\]\] row 3 \(cuda_from=12.0\)"):
+    with pytest.raises(MatrixError, match=r"\[\[wheel_minimum\]\] row 12 \(cuda_from=12.0\)"):
         drivers.validate(load_file(path))
 
 

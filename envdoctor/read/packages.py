@@ -46,9 +46,10 @@ _SATISFIED = re.compile(rf"Requirement already satisfied: ({_NAME})(?:\[[^\]]{{0
 _RESOLVER = re.compile(rf"({_NAME}) (\S{{1,80}}) requires .{{1,300}}?, but you have ({_NAME}) (\S{{1,80}})"
                        r" which is incompatible\.")
 _UV_PYTHON = re.compile(r"Using (?:CPython|Python) (\d{1,2}\.\d{1,3}\.\d{1,3})\S{0,12} (?:environment|interpreter) at")
-# pytorch's conda build strings: pytorch channel "py3.10_cuda11.7_cudnn8.5.0_0" / "py3.8_cpu_0";
+# pytorch's conda build strings: pytorch channel "py3.10_cuda11.7_cudnn8.5.0_0" / "py3.8_cpu_0" (older ones
+# "py3.8_cuda10.2.89_cudnn7.6.5_0", "py36_cuda9.0.176_cudnn7.1.2_1");
 # conda-forge "cuda120_py311h…" / "cpu_mkl_py311h…"
-_TORCH_CUDA = re.compile(r"py\d\.\d{1,2}_cuda(\d{1,2}\.\d{1,2})_cudnn(\d{1,2}\.\d{1,2}\.\d{1,3})_\d{1,3}")
+_TORCH_CUDA = re.compile(r"py\d\.?\d{1,2}_cuda(\d{1,2}\.\d{1,2})(?:\.\d{1,3})?_cudnn(\d{1,2}\.\d{1,2}\.\d{1,3})(?:\.\d{1,3})?_\d{1,3}")  # "py36_cuda9.0.176_cudnn7.1.2_1" too
 _TORCH_FORGE_CUDA = re.compile(r"cuda(\d{2})(\d)_")
 _TORCH_CPU = re.compile(r"py\d\.\d{1,2}_cpu_\d{1,3}|cpu_[a-z_]{0,20}py\d{2,3}")
 _MIN_RUN = 3
