@@ -146,7 +146,8 @@ def torch_build(facts) -> tuple[Optional[str], Optional[str], str]:
         return version, tag, f"python.packages.torch={version}"
     conda = facts.python.conda_packages
     if conda.get("pytorch"):  # a conda build: its CUDA comes from pytorch-cuda / cuda-version, not the registry
-        cuda = conda.get("pytorch-cuda") or conda.get("cuda-version") or conda.get("cudatoolkit")  # cudatoolkit: before 1.13
+        cuda = (conda.get("pytorch-cuda") or conda.get("cuda-version") or conda.get("cudatoolkit")  # cudatoolkit: before 1.13
+                or (deep.cuda if deep else None))  # the pytorch package's own build string ("py3.8_cuda10.2.89_…")
         build = "cu" + "".join(cuda.split(".")[:2]) if cuda else None
         return version, build, f"conda packages pytorch {conda['pytorch']}" + (f", CUDA {cuda}" if cuda else "")
     candidates = candidate_platforms(facts)
