@@ -465,10 +465,20 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     if machine_described and not matches and not machine_errors:  # no message to go by: the machine's warnings
         machine_errors = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
         machine_errors += [f for f in (_cpu_torch_on_cuda_machine(facts),) if f is not None and not machine_errors]
-        machine_errors += [f for f in findings if f.code == "no-gpu-platform" and not machine_errors and facts.host.os != "macos"]
+        if not machine_errors and facts.host.os != "macos" and _wants_cuda(text):  # CUDA wanted, no NVIDIA GPU said
+            machine_errors += [f for f in findings if f.code == "no-gpu-platform"]
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis, program)
+
+
+_CUDA_WORDS = re.compile(r"\bcuda\b|nvidia", re.I)
+
+
+def _wants_cuda(text: str | Normalised) -> bool:
+    """The text is about CUDA or NVIDIA (a ROCm, DirectML or CPU report on an AMD machine is not)."""
+    flat = text.flat if isinstance(text, Normalised) else text[:MAX_TEXT]
+    return bool(_CUDA_WORDS.search(flat))
 
 
 # Causes a reporter states as a fact of the machine (not a workaround tried): they pick among a message's candidates.
@@ -535,8 +545,9 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
         candidates.remove(on_os)
         candidates.insert(0, on_os)
     if described:  # a cause tied to where the program ran (WSL, a container, a Jetson) comes first there
-        candidates = list(dict.fromkeys(_context_causes(candidates, here) + candidates))
-        candidates.sort(key=lambda c: c not in here)
+        by_context = _context_causes(candidates, here)
+        candidates = list(dict.fromkeys(by_context + candidates))
+        candidates.sort(key=lambda c: not (c in by_context or (c in here and c not in _NARROW_CONTEXTS)))
     chosen = (candidates or match.signature.codes)[0]
     if chosen != match.signature.codes[0] and chosen in _CONTEXT_FIXES and chosen in here:
         return Explained(match, chosen, None, (_CONTEXT_FIXES[chosen],))  # the message's own fix is for another cause
@@ -609,6 +620,11 @@ _ENGINES = ("docker", "podman", "apptainer", "kubernetes")  # container runtimes
 # generic wheel; no NVIDIA GPU at all on a Mac, an AMD-only machine or one said to have none (where
 # the CUDA runtime, finding no driver, answers "driver version is insufficient", and a CUDA extension
 # finds no nvcc to build with).
+# Contexts that come first only for the messages _CONTEXT_EXPLAINS lists, not for every message that
+# names them: on an Apple-silicon Mac "no matching distribution for torch==…+cu118" is still no GPU
+# platform, not Rosetta.
+_NARROW_CONTEXTS = frozenset({"rosetta-python"})
+
 _CONTEXT_EXPLAINS = {  # in this order: no NVIDIA GPU at all explains a container or WSL that sees none
     "no-gpu-platform": ("no-nvidia-driver", "cpu-only-build", "cuda-init-failed", "driver-too-old", "extension-build-mismatch",
                         "toolkit-without-driver"),

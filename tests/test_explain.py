@@ -649,6 +649,13 @@ def test_a_machine_said_to_have_no_nvidia_gpu_is_the_cause_when_no_message_is():
     text = "What is the flag for AMD with Radeon? Sorry, but I'm not using Nvidia(Cuda)."
     assert _completed(text) == ("no-gpu-platform",)
     assert _completed("What is the flag for the device? I'm using Nvidia.") == ()
+    # an AMD machine's ROCm or DirectML report is not about CUDA: no GPU platform is no cause there
+    assert _completed("GPU: Radeon RX 6600\nrocm-smi shows the card, HIP kernels run slowly") == ()
+
+
+def test_rosetta_comes_first_only_for_the_messages_it_explains():
+    text = "on my MacBook Pro M1\nERROR: No matching distribution found for torch==2.0.1+cu118\n"
+    assert _completed(text)[:1] != ("rosetta-python",)
 
 
 def test_a_device_string_cut_before_the_device_names_nothing():
