@@ -545,7 +545,7 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
         candidates.remove(on_os)
         candidates.insert(0, on_os)
     if described:  # a cause tied to where the program ran (WSL, a container, a Jetson) comes first there
-        by_context = _context_causes(candidates, here)
+        by_context = _context_causes(candidates, here, match.excerpt)
         candidates = list(dict.fromkeys(by_context + candidates))
         candidates.sort(key=lambda c: not (c in by_context or (c in here and c not in _NARROW_CONTEXTS)))
     chosen = (candidates or match.signature.codes)[0]
@@ -654,9 +654,14 @@ _CONTEXT_FIXES = {
 }
 
 
-def _context_causes(codes: list[str], here: frozenset[str]) -> list[str]:
-    """The context's own cause, for a message whose candidate causes it explains."""
-    return [context for context, explains in _CONTEXT_EXPLAINS.items() if context in here and any(c in explains for c in codes)]
+def _context_causes(codes: list[str], here: frozenset[str], excerpt: str = "") -> list[str]:
+    """The context's own cause, for a message whose candidate causes it explains. No NVIDIA GPU explains
+    an extension that cannot be built or loaded only where the message is about CUDA (no nvcc, no
+    CUDA_HOME), not a C++ symbol that the installed torch lacks."""
+    about_cuda = bool(re.search(r"cuda|nvcc", excerpt, re.I))
+    return [context for context, explains in _CONTEXT_EXPLAINS.items() if context in here
+            and any(c in explains and (about_cuda or c != "extension-build-mismatch" or context != "no-gpu-platform")
+                    for c in codes)]
 
 
 def _contexts(facts: Facts) -> frozenset[str]:

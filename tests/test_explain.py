@@ -693,3 +693,10 @@ def test_a_conda_torch_built_for_a_cuda_newer_than_the_driver(build, too_old):
             f"pytorch                   1.7.0           {build}    pytorch\n"
             "| NVIDIA-SMI 418.67       Driver Version: 418.67       CUDA Version: 10.1     |\n")
     assert ("driver-too-old" in _completed(text)) is too_old
+
+
+def test_no_gpu_does_not_explain_an_extension_missing_a_torch_symbol():
+    text = ("- Ubuntu 20.04\n- CPU only (my laptop does not have a GPU)\n"
+            "ImportError: /home/a/.local/lib/python3.8/site-packages/torch_points_kernels/points_cpu.so: undefined symbol: "
+            "_ZN5torch3jit6tracer9addInputsEPNS0_4NodeEPKcRKN3c1013TensorOptionsE\n")
+    assert _completed(text)[:1] == ("extension-build-mismatch",)
