@@ -1124,3 +1124,15 @@ def test_uname_after_its_label(line):
     from envdoctor.read import read_machine
 
     assert read_machine(line)[0]["host"] == {"os": "linux", "kernel": "6.14.0-24-generic", "arch": "x86_64"}
+
+
+@pytest.mark.parametrize("text, torch", [
+    ("I tried Pytorch1.7.1 + Cuda10.1 and it does not work", "1.7.1+cu101"),
+    ("torch 1.13 with CUDA 11.7", "1.13+cu117"),
+    ("pytorch 2.1 with cuda 11.8.0", "2.1+cu118"),
+    ("PyTorch 2.0, CUDA 12.2", "2.0"),  # a list: the CUDA may be the system's
+])
+def test_stated_torch_with_the_cuda_it_was_built_with(text, torch):
+    from envdoctor.read import stated
+
+    assert stated.parse(text)["python"]["packages"]["torch"] == torch

@@ -8,7 +8,8 @@ from an issue form's unticked checkbox ("- [ ] Linux in WSL") or a template's br
 never from a command line, a requirement or an image name ("pip install tensorflow==2.15", "requires Python 3.9+",
 "nvcr.io/nvidia/tensorflow:19.08-py3", whose tag is the image's release,
 "TF >= 2.11", "upgrade to PyTorch 2.1", "Python 3.8 or later"):
-  python.packages.<dist>      tensorflow ("TF 2.12" / "TensorFlow 2.10.1" / "tensorflow-gpu 2.6" /
+  python.packages.<dist>      (torch with the CUDA said right after it as its tag: "PyTorch 1.7.1 + CUDA 10.1" -> 1.7.1+cu101)
+                              tensorflow ("TF 2.12" / "TensorFlow 2.10.1" / "tensorflow-gpu 2.6" /
                               "TensorFlow v2.9" / "tensorflow version is 2.12.0"), torch ("PyTorch
                               2.1.0", "torch version: 1.13"), torchvision, torchaudio, jax, jaxlib,
                               paddlepaddle-gpu ("paddlepaddle-gpu 2.5.1")
@@ -58,6 +59,9 @@ _NAMES = (  # (dist, how a sentence names it); a longer name first where one con
 )
 _PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])(?:versions? of )?" + name + _IS + _VERSION + _AFTER, re.I | re.A))
                   for dist, name in _NAMES)
+# The CUDA a torch was built with, said right after its version: "PyTorch 1.7.1 + CUDA 10.1", "torch 1.13 with CUDA 11.7".
+_BUILT_WITH_CUDA = re.compile(r"\s{0,2}(?:\+|with|w/|(?:built|compiled) (?:with|for))\s{0,2}CUDA\s?(\d{1,2})\.(\d)(?:\.\d{1,3})?(?![\d.])", re.I | re.A)
+_CUDA_TAG = re.compile(r"\+cuda ?(\d{1,2})\.(\d)(?:\.\d{1,3})?$", re.I)  # "1.7.1+Cuda10.1", read as one version
 _PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
 _DRIVER = re.compile(r"(?<![\w.-])(?:(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?|NVIDIA-SMI )"
                      r"([3-9]\d{2}\.\d{2,3}(?:\.\d{2,3})?)" + _END, re.I | re.A)
@@ -91,7 +95,7 @@ _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}
                   r"|[KPVAHB]\d{2,3}(?= ?/? ?\d{1,3} ?GB\b| \(?(?:PCIe|SXM|NVL))"
                   # a GeForce by its number alone: "GeForce 3090", "my 5070ti", "a 4090 GPU"
                   r"|(?:NVIDIA |GeForce |NVIDIA GeForce )" + _GEFORCE + r"(?: ?Ti| ?SUPER)?"
-                  r"|" + _GEFORCE + r" ?Ti|" + _GEFORCE + r"(?= ?(?:GPU|graphics card|video card|card)s?\b))(?![\w]|\.\d)", re.I | re.A)
+                  r"|" + _GEFORCE + r" ?Ti|" + _GEFORCE + r"(?= ?(?:GPU|graphics card|video card|card)s?\b))(?!(?!GPU)[\w]|\.\d)", re.I | re.A)
 _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
 _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
@@ -162,7 +166,9 @@ def _first_stated(facts: dict, path: str, pattern: re.Pattern, flat: str, dist: 
             continue
         if dist == "torch" and flat[m.start():m.start() + 12].lower().startswith("torch") and _part_of_name(flat, m.start()):
             continue
-        put(facts, path, pep440(m.group(1).replace(" ", "")) if dist else m.group(1))
+        value = pep440(_CUDA_TAG.sub(r"+cu\1\2", m.group(1).replace(" ", ""))) if dist else m.group(1)
+        cuda = _BUILT_WITH_CUDA.match(flat, m.end()) if dist == "torch" and value and "+" not in value else None
+        put(facts, path, f"{value}+cu{cuda.group(1)}{cuda.group(2)}" if cuda else value)  # "PyTorch 1.7.1 + CUDA 10.1"
         return
 
 
