@@ -700,3 +700,10 @@ def test_no_gpu_does_not_explain_an_extension_missing_a_torch_symbol():
             "ImportError: /home/a/.local/lib/python3.8/site-packages/torch_points_kernels/points_cpu.so: undefined symbol: "
             "_ZN5torch3jit6tracer9addInputsEPNS0_4NodeEPKcRKN3c1013TensorOptionsE\n")
     assert _completed(text)[:1] == ("extension-build-mismatch",)
+
+
+def test_no_kernel_image_on_a_gpu_torch_covers_is_an_extensions():
+    message = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    assert _completed(f"I use torch 2.1.0+cu121 on an RTX 3090 GPU.\n{message}")[:1] == ("extension-build-mismatch",)
+    assert _completed(f"I use torch 2.1.0+cu121 on an RTX 5090 GPU.\n{message}")[:1] == ("gpu-arch-unsupported",)
+    assert _completed(f"Jetson AGX Orin, torch 2.1.0\n{message}")[:1] == ("jetson-wrong-wheel",)
