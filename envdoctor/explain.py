@@ -577,8 +577,7 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
     torch tagged +cuXXX / built for a CUDA version, or Linux's tensorflow wheel, is no CPU-only build; a machine known to run
     Linux, macOS or WSL is not native Windows; a known Windows or macOS host has no WSL, a Linux or
     Windows one no Rosetta; a driver
-    that reported its version is installed; a torch build whose kernels cover every GPU named has the
-    kernels a "no kernel image" message misses (an extension built without them has not)."""
+    that reported its version is installed; no Jetson wheel where the machine is no Jetson."""
     if code == "cpu-only-build" and framework in ("pytorch", "torchvision", "torchaudio"):
         from envdoctor.diagnose._common import local_tag, package
 
@@ -596,8 +595,6 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
     if code == "no-nvidia-driver":  # nvidia-smi answered with a driver version somewhere in the text
         nv = facts.nvidia
         return bool(nv is not None and nv.driver_version and not nv.failure)
-    if code == "gpu-arch-unsupported" and framework in ("pytorch", "cuda"):
-        return _torch_covers_the_gpus(facts)
     if code == "jetson-wrong-wheel":  # a Jetson is an aarch64 Linux board with an integrated Tegra GPU
         names = [g.name for g in facts.gpus if g.name]
         return (facts.jetson is None and (facts.host.os in ("windows", "macos") or facts.host.arch == "x86_64"
@@ -606,22 +603,6 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
 
 
 _TEGRA = re.compile(r"Orin|Xavier|Tegra|Jetson|Thor|\bNano\b|\bTX[12]\b|AGX|\bGA10B\b|\bGV11B\b", re.I)
-
-
-def _torch_covers_the_gpus(facts: Facts) -> bool:
-    """The installed torch build's kernels (its arch list, deep probe or pytorch matrix) run on every GPU
-    the text names: a missing kernel then belongs to an extension built without this GPU's arch."""
-    from envdoctor.diagnose._common import gpu_ccs
-    from envdoctor.diagnose.gpu_arch import _torch_arch_list, runs
-    from envdoctor.diagnose.knowledge import torch_build
-
-    version, build, _ = torch_build(facts)
-    if not version or not build or not build.startswith("cu"):
-        return False
-    arch_list, _ = _torch_arch_list(facts, version, build)
-    ccs = [cc for _, _, cc in gpu_ccs(facts)]
-    verdicts = [runs(arch_list, cc) for cc in ccs] if arch_list else []
-    return bool(verdicts) and all(v is not None and v.runs for v in verdicts)
 
 
 def _tensorflow_gpu_build(facts: Facts) -> bool:
