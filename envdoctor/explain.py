@@ -467,12 +467,24 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
         machine_errors += [f for f in (_cpu_torch_on_cuda_machine(facts),) if f is not None and not machine_errors]
         if not machine_errors and facts.host.os != "macos" and _wants_cuda(text):  # CUDA wanted, no NVIDIA GPU said
             machine_errors += [f for f in findings if f.code == "no-gpu-platform"]
+        if not machine_errors and facts.jetson is not None:  # a Jetson and a framework to install on it
+            framework = _framework_named(text)
+            machine_errors += [f for f in (_jetson_build_unknown(facts, framework),) if framework and f is not None]
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis, program)
 
 
 _CUDA_WORDS = re.compile(r"\bcuda\b|nvidia", re.I)
+_FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.compile(r"tensorflow", re.I)),
+                    ("jax", re.compile(r"\bjax(?:lib)?\b", re.I)), ("pytorch", re.compile(r"\b(?:py)?torch\b", re.I)))
+
+
+def _framework_named(text: str | Normalised) -> Optional[str]:
+    """The one framework a text names (Paddle, TensorFlow, JAX or PyTorch); None for none or several."""
+    flat = text.flat if isinstance(text, Normalised) else text[:MAX_TEXT]
+    named = [framework for framework, words in _FRAMEWORK_WORDS if words.search(flat)]
+    return named[0] if len(named) == 1 else None
 
 
 def _wants_cuda(text: str | Normalised) -> bool:

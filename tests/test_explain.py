@@ -707,3 +707,9 @@ def test_no_kernel_image_is_a_jetson_wheel_only_on_a_jetson():
     assert _completed(f"I use torch 2.1.0+cu121 on an RTX 3090 GPU.\n{message}")[:1] == ("gpu-arch-unsupported",)
     assert "jetson-wrong-wheel" not in _completed(f"I use torch 2.1.0+cu121 on an RTX 3090 GPU.\n{message}")
     assert _completed(f"Jetson AGX Orin, torch 2.1.0\n{message}")[:1] == ("jetson-wrong-wheel",)
+
+
+def test_a_jetson_and_one_framework_without_a_message_is_the_jetson_build():
+    text = "我专门买了一个Nvidia Jetson NX，但安装时发现paddle官网的描述是：安装环境需要处理器架构是x86_64。"
+    assert _completed(text) == ("jetson-wrong-wheel",)
+    assert _completed(text.replace("paddle", "paddle 和 torch")) == ()  # which framework is unknown
