@@ -477,7 +477,7 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
 
 _CUDA_WORDS = re.compile(r"\bcuda\b|nvidia", re.I)
 _FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.compile(r"tensorflow", re.I)),
-                    ("jax", re.compile(r"\bjax(?:lib)?\b", re.I)), ("pytorch", re.compile(r"\b(?:py)?torch\b", re.I)))
+                    ("jax", re.compile(r"\bjax(?:lib)?\b", re.I | re.A)), ("pytorch", re.compile(r"\b(?:py)?torch\b", re.I | re.A)))
 
 
 def _framework_named(text: str | Normalised) -> Optional[str]:
