@@ -1,12 +1,18 @@
 import base64
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+# A job started in the background (`cmd &` from a script, nohup) inherits SIGINT ignored, and so would
+# every process the Ctrl-C tests start: give SIGINT its default meaning again (children then get SIG_DFL).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 
