@@ -482,15 +482,17 @@ _FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.c
 
 def _framework_named(text: str | Normalised) -> Optional[str]:
     """The one framework a text names (Paddle, TensorFlow, JAX or PyTorch); None for none or several."""
-    flat = text.flat if isinstance(text, Normalised) else text[:MAX_TEXT]
-    named = [framework for framework, words in _FRAMEWORK_WORDS if words.search(flat)]
+    named = [framework for framework, words in _FRAMEWORK_WORDS if words.search(_flat(text))]
     return named[0] if len(named) == 1 else None
 
 
 def _wants_cuda(text: str | Normalised) -> bool:
     """The text is about CUDA or NVIDIA (a ROCm, DirectML or CPU report on an AMD machine is not)."""
-    flat = text.flat if isinstance(text, Normalised) else text[:MAX_TEXT]
-    return bool(_CUDA_WORDS.search(flat))
+    return bool(_CUDA_WORDS.search(_flat(text)))
+
+
+def _flat(text: str | Normalised) -> str:
+    return text.flat if isinstance(text, Normalised) else text[:MAX_TEXT]
 
 
 # Causes a reporter states as a fact of the machine (not a workaround tried): they pick among a message's candidates.
@@ -608,13 +610,18 @@ def _refuted(code: str, framework: str, facts: Facts) -> bool:
         nv = facts.nvidia
         return bool(nv is not None and nv.driver_version and not nv.failure)
     if code == "jetson-wrong-wheel":  # a Jetson is an aarch64 Linux board with an integrated Tegra GPU
-        names = [g.name for g in facts.gpus if g.name]
-        return (facts.jetson is None and (facts.host.os in ("windows", "macos") or facts.host.arch == "x86_64"
-                or bool(names) and not any(_TEGRA.search(n) for n in names)))
+        return facts.jetson is None and (facts.host.os in ("windows", "macos") or facts.host.arch == "x86_64"
+                                         or _only_desktop_gpus(facts))
     return False
 
 
-_TEGRA = re.compile(r"Orin|Xavier|Tegra|Jetson|Thor|\bNano\b|\bTX[12]\b|AGX|\bGA10B\b|\bGV11B\b", re.I)
+def _only_desktop_gpus(facts: Facts) -> bool:
+    """Every GPU the text names has a known architecture, and none is a Tegra one (gpus matrix `tegra`)."""
+    from envdoctor.diagnose._common import gpu_ccs
+    from envdoctor.matrix import gpus
+
+    rows = [gpus.arch(cc) for _, _, cc in gpu_ccs(facts)]
+    return bool(rows) and all(row is not None and not row.tegra for row in rows)
 
 
 def _tensorflow_gpu_build(facts: Facts) -> bool:
@@ -673,14 +680,17 @@ _CONTEXT_FIXES = {
 }
 
 
+# (context, cause) pairs the context explains only where the message itself is about CUDA: no NVIDIA GPU
+# explains an extension that finds no nvcc or CUDA_HOME, not a C++ symbol the installed torch lacks.
+_ONLY_ABOUT_CUDA = frozenset({("no-gpu-platform", "extension-build-mismatch")})
+_ABOUT_CUDA = re.compile(r"cuda|nvcc", re.I)
+
+
 def _context_causes(codes: list[str], here: frozenset[str], excerpt: str = "") -> list[str]:
-    """The context's own cause, for a message whose candidate causes it explains. No NVIDIA GPU explains
-    an extension that cannot be built or loaded only where the message is about CUDA (no nvcc, no
-    CUDA_HOME), not a C++ symbol that the installed torch lacks."""
-    about_cuda = bool(re.search(r"cuda|nvcc", excerpt, re.I))
+    """The context's own cause, for a message whose candidate causes it explains."""
+    about_cuda = bool(_ABOUT_CUDA.search(excerpt))
     return [context for context, explains in _CONTEXT_EXPLAINS.items() if context in here
-            and any(c in explains and (about_cuda or c != "extension-build-mismatch" or context != "no-gpu-platform")
-                    for c in codes)]
+            and any(c in explains and (about_cuda or (context, c) not in _ONLY_ABOUT_CUDA) for c in codes)]
 
 
 def _contexts(facts: Facts) -> frozenset[str]:

@@ -117,47 +117,24 @@ def _tensorflow_cpu(facts: Facts) -> Optional[tuple[str, str, str, str, tuple[st
 
 @rule
 def keras_mismatch(facts: Facts) -> Iterable[Finding]:
-    """The installed keras outside the range the installed TensorFlow pins (its Requires-Dist in the
-    tensorflow matrix; 2.6 to 2.9, before the matrix's rows: keras of TensorFlow's own major.minor)."""
+    """The installed keras outside the range the installed TensorFlow's wheel pins (tensorflow matrix)."""
     tf = next((v for v in (package(facts, d) for d in ("tensorflow", "tensorflow-gpu", "tensorflow-cpu")) if v), None)
     keras = package(facts, "keras")
-    if not tf or not keras or public(tf) is None or public(keras) is None:
-        return
-    wanted, source = _keras_wanted(str(public(tf)))
-    if not wanted or _in_range(public(keras), wanted):
+    wanted = knowledge.tf_keras_pin(str(public(tf))) if tf and public(tf) else None
+    problem = _version_problem("keras", keras, wanted) if keras and wanted else None
+    if not problem:
         return
     yield Finding(
-        code="companion-mismatch", severity="error", section="frameworks",
+        code="companion-mismatch", severity=problem[0], section="frameworks",
         title=f"keras {keras} does not go with tensorflow {tf}",
-        detail=(f"TensorFlow {public(tf)} is made for keras {wanted} ({source}); keras {keras} is installed. tf.keras is "
-                "that keras package, so a release of another series fails at import (\"Another metric with the same name "
-                "already exists\", missing attributes) or, across Keras 2 and 3, in model code (\"A KerasTensor cannot be "
-                "used as input to a TensorFlow function\")."),
-        fix=(f"Install the keras TensorFlow {public(tf)} pins: `python -m pip install \"keras{wanted if wanted[0] in '<>=~!' else '==' + wanted + '.*'}\"` "
+        detail=(f"TensorFlow {public(tf)} requires keras {wanted} (its wheel's Requires-Dist, tensorflow matrix); keras {keras} "
+                "is installed. tf.keras is that keras package, so a release of another series fails at import (\"Another "
+                "metric with the same name already exists\", missing attributes) or, across Keras 2 and 3, in model code "
+                "(\"A KerasTensor cannot be used as input to a TensorFlow function\")."),
+        fix=(f"Install the keras TensorFlow {public(tf)} requires: `python -m pip install \"keras{wanted}\"` "
              "(for Keras 2 code on TensorFlow 2.16+, install tf-keras and set TF_USE_LEGACY_KERAS=1)",),
         evidence=(f"python.packages.tensorflow={tf}", f"python.packages.keras={keras}"),
     )
-
-
-def _keras_wanted(tf: str) -> tuple[Optional[str], str]:
-    row = knowledge.release_of("tensorflow", tf)
-    if row is not None and row.keras and ";" not in row.keras:
-        return row.keras.split(" | ")[0], "its Requires-Dist, tensorflow matrix"
-    version = public(tf)
-    if version is not None and (2, 6) <= version.release[:2] < (2, 10):
-        return f"{version.release[0]}.{version.release[1]}", "from 2.6 keras is released with each TensorFlow minor"
-    return None, ""
-
-
-def _in_range(version, wanted: str) -> bool:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    if wanted[0] in "<>=~!":
-        try:
-            return SpecifierSet(wanted).contains(version, prereleases=True)
-        except InvalidSpecifier:
-            return True
-    return ".".join(str(n) for n in version.release[:2]) == wanted
 
 
 @rule

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from envdoctor.diagnose import knowledge, rule
-from envdoctor.diagnose._common import framework_of, gpu_ccs, package, plan_fix, public
+from envdoctor.diagnose._common import cuda_of_tag, framework_of, gpu_ccs, package, plan_fix, public
 from envdoctor.diagnose.frameworks import platform_key, tensorflow_gpu
 from envdoctor.diagnose.knowledge import torch_build
 from envdoctor.facts import Facts
@@ -37,9 +37,9 @@ def _torch(facts: Facts) -> Iterable[Finding]:
     arch_list, source = _torch_arch_list(facts, version, build)
     if how.startswith("conda") and source != "torch.cuda.get_arch_list()":
         return  # conda builds have their own arch lists; only the deep probe knows them
-    if arch_list is None and how.startswith("python.packages") and _tag_cuda(build):
+    if arch_list is None and how.startswith("python.packages") and cuda_of_tag(build):
         # A release the pytorch matrix does not cover (1.x), its CUDA named by its tag ("1.7.1+cu102").
-        yield from _cuda_generation(facts, "pytorch", f"torch {version}", _tag_cuda(build), f"python.packages.torch={version}",
+        yield from _cuda_generation(facts, "pytorch", f"torch {version}", cuda_of_tag(build), f"python.packages.torch={version}",
                                     "Install a torch build for a CUDA version that supports this GPU: `envdoctor install pytorch --cuda auto`")
         return
     yield from _check(
@@ -94,10 +94,13 @@ def _tensorflow_jax(facts: Facts) -> Iterable[Finding]:
 
 def _tensorflow_legacy(facts: Facts, fix: str) -> Iterable[Finding]:
     """A TensorFlow older than the matrix's release rows (1.x, 2.0-2.9): only its tested CUDA is known."""
+    deep = framework_of(facts, "tensorflow")
+    if deep and deep.version and not deep.import_error and deep.extra.get("is_cuda_build") is False:
+        return  # the build itself says it has no CUDA
     for dist in ("tensorflow-gpu", "tensorflow"):
         version = tensorflow_gpu(facts) if dist == "tensorflow" else package(facts, dist)
         cuda = knowledge.tf_legacy_cuda(str(public(version))) if version and public(version) else None
-        if cuda and _gpu_build(facts, "tensorflow"):
+        if cuda:
             yield from _cuda_generation(facts, "tensorflow", f"{dist} {version}", cuda, f"python.packages.{dist}={version}",
                                         fix, source="tensorflow matrix, [[legacy]] row")
             return
@@ -176,20 +179,6 @@ def _cuda_generation(facts: Facts, framework: str, what: str, cuda: str, evidenc
         fix=plan_fix(facts, framework, fix),
         evidence=(evidence, *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in unreachable)),
     )
-
-
-def _tag_cuda(build: str) -> Optional[str]:
-    """"cu102" -> "10.2", "cu92" -> "9.2", "cu118" -> "11.8"; None for any other tag."""
-    digits = build[2:] if build.startswith("cu") else ""
-    if not digits.isdigit() or len(digits) not in (2, 3):
-        return None
-    return f"{digits[:-1]}.{digits[-1]}"
-
-
-def _gpu_build(facts: Facts, framework: str) -> bool:
-    """Not known to be a CPU build (a deep probe or a report that says so)."""
-    deep = framework_of(facts, framework)
-    return not (deep and deep.version and not deep.import_error and deep.extra.get("is_cuda_build") is False)
 
 
 def _generation_unreachable(cc: str, cuda: str) -> bool:

@@ -240,7 +240,15 @@ def tf_has_gpu(version: str, platform_key: Optional[str]) -> Optional[bool]:
 
 def tf_legacy_cuda(version: str) -> Optional[str]:
     """The tested CUDA of a TensorFlow release older than the matrix's release rows ("10.1" for 2.3)."""
-    return call("tensorflow", "legacy_cuda", version)
+    row = call("tensorflow", "legacy", version)
+    return row.cuda if row is not None else None
+
+
+def tf_keras_pin(version: str) -> Optional[str]:
+    """The keras specifier a TensorFlow release's wheel requires (its release row, or a [[legacy]] one)."""
+    row = release_of("tensorflow", version) or call("tensorflow", "legacy", version)
+    pin = getattr(row, "keras", None) if row is not None else None
+    return pin.split(" | ")[0] if pin and ";" not in pin else None
 
 
 def tf_build(version: str) -> tuple[Optional[str], Optional[str], bool]:

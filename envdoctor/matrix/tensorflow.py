@@ -16,7 +16,7 @@ the file and the row):
 - `hazards()` / `hazards_for(...)`: upgrade hazards (the `Hazard` row format is shared with
   matrices/jax.toml and matrices/paddle.toml; `parse_hazards` reads it for them).
 - `last_native_windows_gpu()`: the last release with a CUDA build on native Windows (2.10.x).
-- `legacy_cuda(version)`: the tested CUDA of a release before 2.10 (`[[legacy]]` rows), or None.
+- `legacy(version)`: the `[[legacy]]` row of a release before 2.10 (its tested CUDA, its keras pin), or None.
 """
 
 from __future__ import annotations
@@ -166,6 +166,7 @@ class Legacy:
     versions: str
     cuda: str
     cudnn: str
+    keras: Optional[str] = None  # Requires-Dist pin, from 2.6
     source: str = ""
 
 
@@ -173,9 +174,9 @@ def legacy_rows() -> tuple[Legacy, ...]:
     return _legacy()
 
 
-def legacy_cuda(version: str) -> Optional[str]:
-    """The tested CUDA of a release older than every [[release]] row ("10.1" for 2.3.0), or None."""
-    return next((row.cuda for row in legacy_rows() if _contains(row.versions, version)), None)
+def legacy(version: str) -> Optional[Legacy]:
+    """The row of a release older than every [[release]] row (CUDA "10.1" for 2.3.0), or None."""
+    return next((row for row in legacy_rows() if _contains(row.versions, version)), None)
 
 
 @functools.lru_cache(maxsize=1)
@@ -190,7 +191,10 @@ def parse_legacy(data: dict[str, Any], filename: str = FILE) -> tuple[Legacy, ..
         try:
             SpecifierSet(row["versions"])
             gpus.cuda_tuple(row["cuda"])
-            rows.append(Legacy(versions=row["versions"], cuda=row["cuda"], cudnn=row["cudnn"], source=row["source"]))
+            if row.get("keras") is not None:
+                SpecifierSet(row["keras"])
+            rows.append(Legacy(versions=row["versions"], cuda=row["cuda"], cudnn=row["cudnn"], keras=row.get("keras"),
+                               source=row["source"]))
         except (KeyError, TypeError, ValueError, InvalidSpecifier) as e:
             raise MatrixError(f"{where}: {describe(e)}") from None
     newest = min((Version(r.version) for r in releases()), default=None)

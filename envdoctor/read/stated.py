@@ -69,8 +69,11 @@ _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
-_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
-_APPLE_CHIP = re.compile(r"(?<![\w.-])(?:Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra|chip|Mac)|(?:MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio)|iMac) \(?M[1-5])(?![\w-])", re.I | re.A)
+_CHIP = r"Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)"  # an Apple-silicon chip named
+_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|" + _CHIP
+                        + r"|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
+_APPLE_CHIP = re.compile(r"(?<![\w.-])(?:" + _CHIP + r"|M[1-5] (?:chip|Mac)|(?:MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio)|iMac) \(?M[1-5])(?![\w-])",
+                         re.I | re.A)
 # The reporter says the machine runs Linux ("I am on Linux on a virtual machine", "on a Linux server").
 _LINUX = re.compile(r"\b(?:I am|I.m|I.ve been|we are|we.re) (?:on|using|running|working on) (?:a |an )?(?:\w{1,12} )?Linux\b"
                     r"|\bon (?:a |an |my |our )?Linux (?:machine|box|server|system|host|VM|virtual machine|laptop|PC|computer|workstation|cluster)\b", re.I | re.A)
@@ -210,9 +213,11 @@ def _gpu(facts: dict, name: str) -> None:
 
     name = re.sub(r"\s{1,20}", " ", name.strip())
     name = re.sub(r"(?i)\b(RTX|GTX)[ -]?(\d)", r"\1 \2", name)  # "RTX3060" / "RTX-3060"
-    number = re.fullmatch(r"(?:NVIDIA )?(?:GeForce )?((\d{1,2})\d{2}(?: ?Ti| ?SUPER)?)", name, re.I)
+    number = re.fullmatch(r"(?:NVIDIA )?(?:GeForce )?((\d{1,2})\d{2})(?: ?(Ti|SUPER))?", name, re.I)
     if number:  # "GeForce 3090" / "5070ti": the series says RTX or GTX
-        name = ("GTX " if number.group(2) in ("9", "10", "16") else "RTX ") + re.sub(r"(?i)(\d) ?(ti|super)$", lambda m: f"{m.group(1)} {'Ti' if m.group(2).lower() == 'ti' else 'SUPER'}", number.group(1))
+        series = "GTX" if number.group(2) in ("9", "10", "16") else "RTX"
+        suffix = {"ti": " Ti", "super": " SUPER"}.get((number.group(3) or "").lower(), "")
+        name = f"{series} {number.group(1)}{suffix}"
     if re.fullmatch(r"[KPVAHB]\d{2,3}", name, re.I):  # a bare data-centre name
         name = f"NVIDIA {name.upper()}"
     if gpus.product_for_name(name) is None:
