@@ -464,7 +464,7 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
     machine_errors = [f for f in findings if f.severity == "error" and f not in used] if machine_described else []
     if machine_described and not matches and not machine_errors:  # no message to go by: the machine's warnings
         machine_errors = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
-        machine_errors += [f for f in (_cpu_torch_on_cuda_machine(facts),) if f is not None and not machine_errors]
+        machine_errors += [f for f in (_cpu_torch_on_cuda_machine(facts, bool(_GPU_WORDS.search(_flat(text)))),) if f is not None and not machine_errors]
         if not machine_errors and facts.host.os != "macos" and _wants_cuda(text):  # CUDA wanted, no NVIDIA GPU said
             machine_errors += [f for f in findings if f.code == "no-gpu-platform"]
         if not machine_errors and facts.jetson is not None:  # a Jetson and a framework to install on it
@@ -476,6 +476,7 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
 
 
 _CUDA_WORDS = re.compile(r"\bcuda\b|nvidia", re.I)
+_GPU_WORDS = re.compile(r"\bcuda\b|nvidia|\bgpus?\b", re.I)
 _FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.compile(r"tensorflow", re.I)),
                     ("jax", re.compile(r"\bjax(?:lib)?\b", re.I | re.A)), ("pytorch", re.compile(r"\b(?:py)?torch\b", re.I | re.A)))
 
@@ -496,7 +497,7 @@ def _flat(text: str | Normalised) -> str:
 
 
 # Causes a reporter states as a fact of the machine (not a workaround tried): they pick among a message's candidates.
-_STATED = ("duplicate-install", "cpu-only-build", "no-gpu-platform", "tf-windows-native-gpu")
+_STATED = ("duplicate-install", "cpu-only-build", "no-gpu-platform", "tf-windows-native-gpu", "cuda-visible-devices")
 
 
 def _stated(found: list[Match], matches: list[Match]) -> tuple[str, ...]:
@@ -787,12 +788,14 @@ def _torch_cpu_build(facts: Facts) -> Optional[Finding]:
         evidence=(evidence,))
 
 
-def _cpu_torch_on_cuda_machine(facts: Facts) -> Optional[Finding]:
+def _cpu_torch_on_cuda_machine(facts: Facts, wants_cuda: bool = False) -> Optional[Finding]:
     """A text with no error message that describes a machine with NVIDIA CUDA (a GPU, a driver or a
-    toolkit) and a CPU-only torch or Paddle: that build cannot use the GPU whatever the program does."""
+    toolkit), or that asks for CUDA on a machine not known to lack it, and a CPU-only torch or Paddle:
+    that build cannot use the GPU whatever the program does."""
     nvidia = facts.nvidia
     cuda = bool(facts.gpus or facts.cuda_toolkit or (nvidia and (nvidia.driver_version or nvidia.driver_cuda)))
-    if not cuda or facts.jetson is not None:
+    asked = wants_cuda and facts.host.os != "macos" and not (facts.known("nvidia.gpus") and not facts.gpus)
+    if not (cuda or asked) or facts.jetson is not None:
         return None
     found = _torch_cpu_build(facts)
     if found is not None:

@@ -107,8 +107,9 @@ _AMD = re.compile(r"(?<![\w.-])((?:AMD )?Radeon(?: RX| Pro| VII)? ?\w{0,12}\d{2,
 _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |my )?(?:Google )?Colab(?:oratory)?\b"
                      r"|\bColab (?:notebook|runtime|environment|instance|VM|Pro)\b"
                      r"|(?<!like )\b(?:on|in|using) (?:a |the )?Kaggle (?:notebook|kernel)s?\b", re.I | re.A)  # Linux runtimes
-# The machine's GPU, in a form's field or a sentence, is an AMD one ("GPU: Radeon RX 580 Series").
-_AMD_IS_THE_GPU = re.compile(r"\b(?:GPU|graphics card|video card|graphics)(?: model)?(?: (?:is|was))? ?[:=-]? ?(?:an? |the )?(?:AMD |ATI )?(?:Radeon|RX ?\d{3,4})", re.I | re.A)
+# The machine's GPU, in a form's field or a sentence, is an AMD one ("GPU: Radeon RX 580 Series", "with my rx570").
+_AMD_IS_THE_GPU = re.compile(r"\b(?:GPU|graphics card|video card|graphics)(?: model)?(?: (?:is|was))? ?[:=-]? ?(?:an? |the )?(?:AMD |ATI )?(?:Radeon|RX ?\d{3,4})"
+                             r"|\b(?:my|our|I have an?|I own an?|I'm using an?|I am using an?) (?:AMD |ATI )?(?:Radeon(?: RX)? ?|RX ?)\d{3,4}", re.I | re.A)
 # An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
 # A template's example in brackets: "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):" says nothing of the machine.
