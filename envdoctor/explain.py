@@ -462,17 +462,33 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
         if e.confirmed is not None and e.confirmed not in used:
             used.append(e.confirmed)
     machine_errors = [f for f in findings if f.severity == "error" and f not in used] if machine_described else []
-    if machine_described and not matches and not machine_errors:  # no message to go by: the machine's warnings
-        machine_errors = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
-        machine_errors += [f for f in (_cpu_torch_on_cuda_machine(facts, bool(_GPU_WORDS.search(_flat(text)))),) if f is not None and not machine_errors]
-        if not machine_errors and facts.host.os != "macos" and _wants_cuda(text):  # CUDA wanted, no NVIDIA GPU said
-            machine_errors += [f for f in findings if f.code == "no-gpu-platform"]
-        if not machine_errors and facts.jetson is not None:  # a Jetson and a framework to install on it
-            framework = _framework_named(text)
-            machine_errors += [f for f in (_jetson_build_unknown(facts, framework),) if framework and f is not None]
+    if machine_described and not matches and not machine_errors:
+        machine_errors = _without_a_message(text, facts, findings, noise)
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis, program)
+
+
+def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Finding], noise: tuple[Match, ...]) -> list[Finding]:
+    """No message to go by: the described machine's warnings that are causes; else a CPU-only build in a
+    text about the GPU; no NVIDIA GPU where CUDA is wanted; a Jetson's unknown build of the one framework
+    named; a GPU that only newer torch releases run on (unless a harmless message explains the text)."""
+    warnings = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
+    if warnings:
+        return warnings
+    cpu_build = _cpu_torch_on_cuda_machine(facts, bool(_GPU_WORDS.search(_flat(text))))
+    if cpu_build is not None:
+        return [cpu_build]
+    if facts.host.os != "macos" and _wants_cuda(text):
+        no_gpu = [f for f in findings if f.code == "no-gpu-platform"]
+        if no_gpu:
+            return no_gpu
+    framework = _framework_named(text)
+    jetson = _jetson_build_unknown(facts, framework) if framework and facts.jetson is not None else None
+    if jetson is not None:
+        return [jetson]
+    new_gpu = _new_gpu_build_unknown(facts) if not noise and framework in (None, "pytorch") else None
+    return [new_gpu] if new_gpu is not None else []
 
 
 _CUDA_WORDS = re.compile(r"\bcuda\b|nvidia", re.I)
@@ -497,7 +513,7 @@ def _flat(text: str | Normalised) -> str:
 
 
 # Causes a reporter states as a fact of the machine (not a workaround tried): they pick among a message's candidates.
-_STATED = ("duplicate-install", "cpu-only-build", "no-gpu-platform", "tf-windows-native-gpu", "cuda-visible-devices")
+_STATED = ("duplicate-install", "cpu-only-build", "no-gpu-platform", "tf-windows-native-gpu")
 
 
 def _stated(found: list[Match], matches: list[Match]) -> tuple[str, ...]:
@@ -854,6 +870,34 @@ def _jetson_build_unknown(facts: Facts, framework: str) -> Optional[Finding]:
              (f"Read the JetPack release (`cat /etc/nv_tegra_release`), then install NVIDIA's Jetson build of {name} for it "
               f"(`envdoctor install {framework}` on the Jetson names the source)",)),
         evidence=(f"jetson.l4t={jetson.l4t}", f"jetson.jetpack={jetson.jetpack}"))
+
+
+def _new_gpu_build_unknown(facts: Facts) -> Optional[Finding]:
+    """No message, no framework version known, and a GPU that only the newer torch releases have
+    kernels for (an RTX 50xx: torch 2.7 and its CUDA 12.8 build): the older torch that an app's pinned
+    requirements or an old environment bring cannot run on it. Said as what to check, not as a fact."""
+    from envdoctor.diagnose._common import gpu_ccs, package
+    from envdoctor.diagnose.gpu_arch import first_torch_release_for
+
+    if facts.jetson is not None or facts.frameworks or any(
+            package(facts, d) for d in ("torch", "tensorflow", "tensorflow-gpu", "jax", "jaxlib", "paddlepaddle", "paddlepaddle-gpu")):
+        return None
+    for index, name, cc in gpu_ccs(facts):
+        found = first_torch_release_for(cc)
+        if found is None:
+            continue
+        first, oldest = found
+        sm = "sm_" + cc.replace(".", "")
+        return Finding(
+            code="gpu-arch-unsupported", severity="warning", section="frameworks",
+            title=f"{name or 'The GPU'} (compute capability {cc}) needs torch {first} or newer, and which torch is installed is unknown",
+            detail=(f"No torch release from {oldest} up to {first} excluded has a CUDA build with kernels for {sm} (pytorch matrix); "
+                    "an app's pinned requirements or an older environment often bring one. Such a build fails with "
+                    "\"no kernel image is available\", warns that the GPU \"is not compatible\", or stalls."),
+            fix=(f"Check `python -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"`: without {sm} "
+                 f"in the list, install torch {first} or newer with a CUDA build that has it: `envdoctor install pytorch --cuda auto`",),
+            evidence=(f"nvidia.gpus[{index if index is not None else 0}].compute_capability={cc}", "python.packages.torch=unknown"))
+    return None
 
 
 def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:

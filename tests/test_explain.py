@@ -713,3 +713,19 @@ def test_a_jetson_and_one_framework_without_a_message_is_the_jetson_build():
     text = "我专门买了一个Nvidia Jetson NX，但安装时发现paddle官网的描述是：安装环境需要处理器架构是x86_64。"
     assert _completed(text) == ("jetson-wrong-wheel",)
     assert _completed(text.replace("paddle", "paddle 和 torch")) == ()  # which framework is unknown
+
+
+def test_a_gpu_only_new_torch_runs_on_without_a_message_or_a_version():
+    # the shape of comfyanonymous/ComfyUI reports: a new GPU, torch never named, no error line
+    text = "I have an RTX 5080 and ComfyUI does nothing when I queue a prompt. Running in Ubuntu."
+    assert _completed(text) == ("gpu-arch-unsupported",)
+    assert _completed(text.replace("RTX 5080", "RTX 3080")) == ()  # every torch 2.x runs on it
+    assert _completed(text + " torch 2.8.0+cu128") == ()  # the version is known: the rules judge it
+    assert _completed(text.replace("ComfyUI", "TensorFlow")) == ()  # another framework's releases
+
+
+def test_a_cpu_torch_in_a_text_about_the_gpu_is_the_cause_without_a_message():
+    # oobabooga/text-generation-webui: a collect_env of a CPU build pasted, no error line
+    text = "Why is my GPU not used?\n\nPyTorch version: 2.0.1+cpu\nIs debug build: False\n"
+    assert _completed(text) == ("cpu-only-build",)
+    assert _completed(text.replace("Why is my GPU not used?", "Training runs.")) == ()

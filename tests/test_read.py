@@ -1136,3 +1136,21 @@ def test_stated_torch_with_the_cuda_it_was_built_with(text, torch):
     from envdoctor.read import stated
 
     assert stated.parse(text)["python"]["packages"]["torch"] == torch
+
+
+def test_stated_gpu_replaced_is_not_the_machines():
+    from envdoctor.read import stated
+
+    # the wording of lllyasviel/Fooocus#3849 and its mirror image
+    assert stated.parse("just upgraded from an 1080TI to RTX 5070")["nvidia"]["gpus"] == [{"name": "NVIDIA RTX 5070"}]
+    assert stated.parse("I replaced my GTX 1080 with an RTX 4090 yesterday")["nvidia"]["gpus"] == [{"name": "NVIDIA RTX 4090"}]
+    assert stated.parse("My RTX 3090 works, but an RTX 4090 fails")["nvidia"]["gpus"] == [{"name": "NVIDIA RTX 3090"}]
+
+
+def test_stated_amd_gpu_that_is_mine_means_no_nvidia_one():
+    from envdoctor.read import stated
+
+    # carson-katri/dream-textures: "I can't generate textures on windows with my rx570 4gb"
+    facts = stated.parse("I can't generate textures on windows with my rx570 4gb. Probably because it doesn't have cuda support.")
+    assert facts["amd"] == {"gpus": [{"name": "AMD rx570"}]} and facts["nvidia"]["gpus"] == []
+    assert "gpus" not in stated.parse("Is the RX 570 supported?").get("nvidia", {})

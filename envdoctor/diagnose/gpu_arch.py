@@ -212,6 +212,21 @@ def _arch_order(arch: str) -> tuple[int, str]:
     return int("".join(ch for ch in arch if ch.isdigit()) or 0), arch
 
 
+def first_torch_release_for(cc: str) -> Optional[tuple[str, str]]:
+    """(first release, oldest release) of the pytorch matrix when a CUDA build of that first release, and
+    of none before it, runs on compute capability `cc`; None when none does or the oldest already does."""
+    from packaging.version import Version
+
+    from envdoctor.matrix import pytorch
+
+    ordered = sorted((r.version for r in pytorch.releases()), key=Version)
+    for version in ordered:
+        verdicts = [runs(list(archs), cc) for _, archs in knowledge.torch_cuda_arch_lists(version)]
+        if any(v is not None and v.runs for v in verdicts):
+            return (version, ordered[0]) if version != ordered[0] else None
+    return None
+
+
 def runs(arch_list: list[str], cc: str):
     """The gpus matrix's verdict (`.runs`, `.reason`) on a build with these arches on capability `cc`."""
     return knowledge.build_runs_on(arch_list, cc)

@@ -140,7 +140,8 @@ def parse(text: str) -> dict:
     _first_stated(facts, "nvidia.driver_version", _DRIVER, flat)
     _os(facts, flat, lower)
     for m in _GPU.finditer(flat):
-        _gpu(facts, m.group(1))
+        if not _replaced(flat, m):
+            _gpu(facts, m.group(1))
     if "amd" in lower or "radeon" in lower or "vega" in lower or re.search(r"\brx ?\d{3,4}\b", lower):
         _amd(facts, flat)
     if not (facts.get("nvidia") or {}).get("gpus") and _NO_NVIDIA.search(flat):
@@ -202,6 +203,17 @@ def _os(facts: dict, flat: str, lower: str) -> None:
     else:
         put(facts, "host.os", "linux")
         put(facts, "host.distro", distro_name(f"Ubuntu {ubuntu.group(1)}"))
+
+
+# A GPU the machine had before ("upgraded from an 1080TI to RTX 5070", "replaced my 2080 with a 4090").
+_FORMER_BEFORE = re.compile(r"\b(?:upgrad\w{0,4}|switch\w{0,4}|mov\w{0,3}|chang\w{0,4}|went|replac\w{0,4}|swapp?\w{0,4})"
+                            r" (?:from )?(?:an? |my |the |our |old |an old )?$", re.I | re.A)
+_FORMER_AFTER = re.compile(r"^(?: \w{1,12}){0,2}? (?:to|with|for)\b", re.I | re.A)
+
+
+def _replaced(flat: str, m: re.Match) -> bool:
+    """The GPU named is the one the reporter replaced, not the machine's own."""
+    return bool(_FORMER_BEFORE.search(flat[max(0, m.start() - 40):m.start()]) and _FORMER_AFTER.match(flat[m.end():m.end() + 30]))
 
 
 def _machine_named(pattern: re.Pattern, flat: str) -> Optional[re.Match]:
