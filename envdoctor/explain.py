@@ -52,6 +52,8 @@ class Signature:
     # The reporter's own words for what went wrong ("it can't use my GPU", "crashes with SIGILL"), not
     # a message a program printed: heard only where the text holds no message that says more.
     symptom: bool = False
+    # A symptom row whose words state a fact of the machine: heard beside a message (see _stated).
+    states: bool = False
     # A wrapper or suffix a framework prints around many different errors (torch's "CUDA kernel errors
     # might be asynchronously reported..."): heard only where no more specific message is in the text.
     generic: bool = False
@@ -190,7 +192,8 @@ def parse_signatures(data: dict) -> tuple[Signature, ...]:
         found.append(Signature(id=row["id"], framework=row["framework"], regex=row["pattern"], codes=tuple(codes),
                                cause=row["cause"], fix=row["fix"], plan_fix=bool(row.get("plan_fix", False)),
                                source=row["source"], noise=bool(row.get("noise", False)),
-                               symptom=bool(row.get("symptom", False)), generic=bool(row.get("generic", False)),
+                               symptom=bool(row.get("symptom", False)), states=bool(row.get("states", False)),
+                               generic=bool(row.get("generic", False)),
                                program_error=bool(row.get("program_error", False)),
                                needles=tuple(needles), anchors=tuple(anchors), hints=tuple(hints),
                                examples=tuple(examples), by_os=tuple(sorted(by_os.items()))))
@@ -349,8 +352,8 @@ def _noise_first() -> tuple[Signature, ...]:
 
 
 def _states_a_fact(sig: Signature) -> bool:
-    """A reporter's words that state a fact of the machine (_STATED): heard even beside a message."""
-    return len(sig.codes) == 1 and sig.codes[0] in _STATED
+    """A reporter's words that state a fact of the machine (_STATED, or a row marked `states`): heard even beside a message."""
+    return sig.states or (len(sig.codes) == 1 and sig.codes[0] in _STATED)
 
 
 def _every(sig: Signature, hit: re.Match, flat: str, most: int = 20) -> list[tuple[int, int]]:
@@ -523,7 +526,7 @@ def _stated(found: list[Match], matches: list[Match]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(
         m.signature.codes[0] for m in found
         if m.signature.symptom and _states_a_fact(m.signature)
-        and not any(m.excerpt in x or x in m.excerpt for x in messages)))
+        and (m.signature.states or not any(m.excerpt in x or x in m.excerpt for x in messages))))
 
 
 def _most_telling(matches: list[Match]) -> list[Match]:

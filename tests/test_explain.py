@@ -729,3 +729,11 @@ def test_a_cpu_torch_in_a_text_about_the_gpu_is_the_cause_without_a_message():
     text = "Why is my GPU not used?\n\nPyTorch version: 2.0.1+cpu\nIs debug build: False\n"
     assert _completed(text) == ("cpu-only-build",)
     assert _completed(text.replace("Why is my GPU not used?", "Training runs.")) == ()
+
+
+def test_words_that_state_a_fact_pick_the_message_candidate_even_around_it():
+    # bentoml/BentoML: the reporter's sentence wraps torch's symptom
+    text = ("When running BentoML service the worker process sets CUDA_VISIBLE_DEVICES=1, which makes PyTorch "
+            "fail to detect GPU (torch.cuda.is_available() == False).")
+    assert _completed(text)[0] == "cuda-visible-devices"
+    assert _completed("In the worker, torch.cuda.is_available() == False.")[0] == "cpu-only-build"
