@@ -891,15 +891,21 @@ def _new_gpu_build_unknown(facts: Facts) -> Optional[Finding]:
             continue
         first, oldest = found
         sm = "sm_" + cc.replace(".", "")
-        return Finding(
-            code="gpu-arch-unsupported", severity="warning", section="frameworks",
-            title=f"{name or 'The GPU'} (compute capability {cc}) needs torch {first} or newer, and which torch is installed is unknown",
-            detail=(f"No torch release from {oldest} up to {first} excluded has a CUDA build with kernels for {sm} (pytorch matrix); "
-                    "an app's pinned requirements or an older environment often bring one. Such a build fails with "
-                    "\"no kernel image is available\", warns that the GPU \"is not compatible\", or stalls."),
-            fix=(f"Check `python -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"`: without {sm} "
-                 f"in the list, install torch {first} or newer with a CUDA build that has it: `envdoctor install pytorch --cuda auto`",),
-            evidence=(f"nvidia.gpus[{index if index is not None else 0}].compute_capability={cc}", "python.packages.torch=unknown"))
+        gpu = f"{name or 'The GPU'} (compute capability {cc})"
+        if first is None:
+            title = f"{gpu}: no torch release from {oldest} on has kernels for it"
+            detail = (f"None of the CUDA builds of torch {oldest} or later carries code for {sm} (pytorch matrix), whichever "
+                      "is installed: it fails with \"no kernel image is available\", warns that the GPU is too old, or runs on the CPU.")
+            fix = ("Use the CPU, a GPU that current builds support, or an old torch release built for this GPU's CUDA generation",)
+        else:
+            title = f"{gpu} needs torch {first} or newer, and which torch is installed is unknown"
+            detail = (f"No torch release from {oldest} up to {first} excluded has a CUDA build with kernels for {sm} (pytorch matrix); "
+                      "an app's pinned requirements or an older environment often bring one. Such a build fails with "
+                      "\"no kernel image is available\", warns that the GPU \"is not compatible\", or stalls.")
+            fix = (f"Check `python -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"`: without {sm} "
+                   f"in the list, install torch {first} or newer with a CUDA build that has it: `envdoctor install pytorch --cuda auto`",)
+        return Finding(code="gpu-arch-unsupported", severity="warning", section="frameworks", title=title, detail=detail, fix=fix,
+                       evidence=(f"nvidia.gpus[{index if index is not None else 0}].compute_capability={cc}", "python.packages.torch=unknown"))
     return None
 
 

@@ -737,3 +737,12 @@ def test_words_that_state_a_fact_pick_the_message_candidate_even_around_it():
             "fail to detect GPU (torch.cuda.is_available() == False).")
     assert _completed(text)[0] == "cuda-visible-devices"
     assert _completed("In the worker, torch.cuda.is_available() == False.")[0] == "cpu-only-build"
+
+
+def test_a_gpu_no_torch_release_of_the_matrix_runs_on_is_named_without_a_message():
+    # AUTOMATIC1111/stable-diffusion-webui: a GT 730 is Fermi or Kepler, the reporter says which
+    text = ("I couldn't run stable diffusion automatic1111 using Nvidia GeForce GT 730. According to my searches, "
+            "It's because of my old GPU and the number of my compute capability (2.1).")
+    assert _completed(text) == ("gpu-arch-unsupported",)
+    assert _completed(text.replace("(2.1)", "(7.5)")) == ()
+    assert _completed("My Tesla K80 does not work with ComfyUI") == ()  # torch 2.0's cu118 build still has sm_37

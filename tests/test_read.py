@@ -1154,3 +1154,11 @@ def test_stated_amd_gpu_that_is_mine_means_no_nvidia_one():
     facts = stated.parse("I can't generate textures on windows with my rx570 4gb. Probably because it doesn't have cuda support.")
     assert facts["amd"] == {"gpus": [{"name": "AMD rx570"}]} and facts["nvidia"]["gpus"] == []
     assert "gpus" not in stated.parse("Is the RX 570 supported?").get("nvidia", {})
+
+
+def test_stated_compute_capability_of_the_reporters_gpu():
+    from envdoctor.read import stated
+
+    assert stated.parse("because of my old GPU and the number of my compute capability (2.1).")["nvidia"]["gpus"] == [
+        {"compute_capability": "2.1"}]
+    assert "nvidia" not in stated.parse("vLLM requires compute capability 7.0 or higher")  # the software's, not the GPU's

@@ -212,19 +212,21 @@ def _arch_order(arch: str) -> tuple[int, str]:
     return int("".join(ch for ch in arch if ch.isdigit()) or 0), arch
 
 
-def first_torch_release_for(cc: str) -> Optional[tuple[str, str]]:
-    """(first release, oldest release) of the pytorch matrix when a CUDA build of that first release, and
-    of none before it, runs on compute capability `cc`; None when none does or the oldest already does."""
+def first_torch_release_for(cc: str) -> Optional[tuple[Optional[str], str]]:
+    """(first release, oldest release) of the pytorch matrix: the first whose CUDA builds, and none before
+    it, run on compute capability `cc` (None for first when no release does); None when the oldest does."""
     from packaging.version import Version
 
     from envdoctor.matrix import pytorch
 
     ordered = sorted((r.version for r in pytorch.releases()), key=Version)
+    if not ordered:
+        return None
     for version in ordered:
         verdicts = [runs(list(archs), cc) for _, archs in knowledge.torch_cuda_arch_lists(version)]
         if any(v is not None and v.runs for v in verdicts):
             return (version, ordered[0]) if version != ordered[0] else None
-    return None
+    return None, ordered[0]
 
 
 def runs(arch_list: list[str], cc: str):

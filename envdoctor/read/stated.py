@@ -144,6 +144,7 @@ def parse(text: str) -> dict:
     for m in _GPU.finditer(flat):
         if not _replaced(flat, m):
             _gpu(facts, m.group(1))
+    _stated_capability(facts, flat)
     if "amd" in lower or "radeon" in lower or "vega" in lower or re.search(r"\brx ?\d{3,4}\b", lower):
         _amd(facts, flat)
     if not (facts.get("nvidia") or {}).get("gpus") and _NO_NVIDIA.search(flat):
@@ -216,6 +217,19 @@ _FORMER_AFTER = re.compile(r"^(?: \w{1,12}){0,2}? (?:to|with|for)\b", re.I | re.
 def _replaced(flat: str, m: re.Match) -> bool:
     """The GPU named is the one the reporter replaced, not the machine's own."""
     return bool(_FORMER_BEFORE.search(flat[max(0, m.start() - 40):m.start()]) and _FORMER_AFTER.match(flat[m.end():m.end() + 30]))
+
+
+# The reporter's own GPU's compute capability ("the number of my compute capability (2.1)").
+_MY_CC = re.compile(r"\b(?:my|our) (?:\w{1,12} ){0,3}?compute capability(?: is| of| =|:)? ?\(?(\d{1,2}\.\d)\)?(?![\d.])"
+                    r"|\bcompute capability of (?:my|our|this) (?:GPU|card|graphics card) (?:is )?\(?(\d{1,2}\.\d)\)?(?![\d.])", re.I | re.A)
+
+
+def _stated_capability(facts: dict, flat: str) -> None:
+    """A compute capability the reporter gives for their GPU, where no GPU the gpus matrix knows was named
+    (a GT 730 is Fermi or Kepler: only the reporter knows which)."""
+    m = _MY_CC.search(flat)
+    if m and not (facts.get("nvidia") or {}).get("gpus"):
+        add_gpu(facts, compute_capability=m.group(1) or m.group(2))
 
 
 def _machine_named(pattern: re.Pattern, flat: str) -> Optional[re.Match]:
