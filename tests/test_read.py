@@ -1162,3 +1162,14 @@ def test_stated_compute_capability_of_the_reporters_gpu():
     assert stated.parse("because of my old GPU and the number of my compute capability (2.1).")["nvidia"]["gpus"] == [
         {"compute_capability": "2.1"}]
     assert "nvidia" not in stated.parse("vLLM requires compute capability 7.0 or higher")  # the software's, not the GPU's
+
+
+def test_stated_no_nvidia_gpu_by_an_intel_card_or_the_question_whether_one_is_needed():
+    from envdoctor.read import stated
+
+    # isaac-sim/IsaacSim: "Intel XE Graphics card"; comic-translate: "Or do I need a nvidia GPU to use this application?"
+    assert stated.parse("GPU Information: Intel XE Graphics card")["nvidia"]["gpus"] == []
+    assert stated.parse("Or do I need a nvidia GPU to use this application?")["nvidia"]["gpus"] == []
+    assert "nvidia" not in stated.parse("Do you need a bigger GPU for the 70B model?")
+    # SunOner/sunone_aimbot, in Russian: "how to run it on amd"
+    assert stated.parse("Подскажи пожалуйста, как запустить на amd, что скачать")["amd"] == {"gpus": [{"name": "AMD GPU"}]}

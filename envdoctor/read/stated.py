@@ -90,7 +90,10 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         # an Intel GPU is the one they run on ("I'm using a integrated Intel GPU (iris xe graphics)")
                         r"|\b(?:I.m|I am|we.re|we are|only|just) (?:currently |now |still |only )?(?:using|running on|on|with|having|have|got) (?:an? |the |my )?(?:integrated |onboard |built-in )?"
                         r"Intel ?(?:\(R\) ?)?(?:(?:Iris|UHD|HD|Arc)\b|GPU|graphics|integrated)"
-                        r"|\b(?:my|the|our) (?:only )?(?:GPU|graphics(?: card)?) (?:is|was) (?:an? |the )?(?:integrated |onboard )?Intel\b",
+                        r"|\b(?:my|the|our) (?:only )?(?:GPU|graphics(?: card)?) (?:is|was) (?:an? |the )?(?:integrated |onboard )?Intel\b"
+                        r"|\bIntel (?:Arc|Iris(?: Xe| Plus| Pro)?|UHD|HD|Xe)(?: Graphics)? (?:graphics )?card\b"  # "Intel XE Graphics card"
+                        # the reporter asks whether an NVIDIA GPU is needed: they have none
+                        r"|\b(?:do I|do we|does it|will I) (?:really |absolutely )?need (?:an? |to have an? )?NVIDIA (?:GPU|graphics card|card)\b",
                         re.I | re.A)
 _GEFORCE = r"(?:[1-5]0[5-9]0|16[56]0|9[5-8]0)"  # a GeForce model number: 1080, 2070, 3090, 4060, 5070, 1660, 980
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}(?: ?Ti| ?SUPER|M)?"
@@ -113,7 +116,8 @@ _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |
 _AMD_IS_THE_GPU = re.compile(r"\b(?:GPU|graphics card|video card|graphics)(?: model)?(?: (?:is|was))? ?[:=-]? ?(?:an? |the )?(?:AMD |ATI )?(?:Radeon|RX ?\d{3,4})"
                              r"|\b(?:my|our|I have an?|I own an?|I'm using an?|I am using an?) (?:AMD |ATI )?(?:Radeon(?: RX)? ?|RX ?)\d{3,4}", re.I | re.A)
 # An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
-_AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b", re.I | re.A)
+_AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b"
+                        r"|(?:запуст\w{0,6}|работа\w{0,6}) на (?:видеокарт\w{1,3} )?(?:amd|radeon)\b|(?:用|是)(?:AMD|amd)(?:的)?(?:显卡|GPU)", re.I)
 # A template's example in brackets: "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):" says nothing of the machine.
 _EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)|\((?:例如|比如|如|例)[^()\n]{0,160}\)", re.I)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
