@@ -496,7 +496,7 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
 
 _CUDA_WORDS = re.compile(r"\bcuda\b|nvidia", re.I)
 _GPU_WORDS = re.compile(r"\bcuda\b|nvidia|\bgpus?\b", re.I)
-_FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.compile(r"tensorflow", re.I)),
+_FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.compile(r"tensorflow|\bkeras\b", re.I)),
                     ("jax", re.compile(r"\bjax(?:lib)?\b", re.I | re.A)), ("pytorch", re.compile(r"\b(?:py)?torch\b", re.I | re.A)))
 
 
