@@ -25,13 +25,17 @@ never from a command line, a requirement or an image name ("pip install tensorfl
   python.version              "Python 3.10" / "python 3.11.4" / "python version is 3.9"
   nvidia.driver_version       "driver 535.104.05" / "NVIDIA driver version 470.82" (three-digit major)
   nvidia.gpus = []            none, where the reporter says so ("I don't have an nvidia card", "my laptop has
-                              no GPU") and names no NVIDIA GPU
+                              no GPU", "on a machine without a GPU", "do I need an NVIDIA GPU?", "Intel Xe
+                              Graphics card") and names no NVIDIA GPU
   amd.gpus[].name             an AMD GPU ("RX 6800", "Radeon RX 7900 XTX", or "AMD GPU" for "on my AMD
                               card") where no NVIDIA one is named
   nvidia.gpus[].name          an NVIDIA product the GPU table knows: "RTX 3060", "GeForce GTX 1080 Ti",
                               "Quadro K4000", "TITAN V", "MX150", "RTX A6000", "GTX 960M",
                               "Tesla V100", "NVIDIA A100", and a bare data-centre name only with its
-                              memory or form factor ("V100/16GB", "A100 80GB", "H100 SXM")
+                              memory or form factor ("V100/16GB", "A100 80GB", "H100 SXM"); not the one
+                              the reporter replaced ("upgraded from an 1080TI to RTX 5070")
+  nvidia.gpus[].compute_capability  the reporter's own ("my compute capability (2.1)") where no GPU the
+                              table knows is named
 A sentence's full stop ends a version ("Windows 11.", "2.12.0."). The least trusted reader: any tool
 output or template field that says the same leaf wins.
 """
