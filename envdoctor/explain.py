@@ -495,7 +495,7 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
 
 
 _CUDA_WORDS = re.compile(r"\bcuda\b|nvidia", re.I)
-_GPU_WORDS = re.compile(r"\bcuda\b|nvidia|\bgpus?\b", re.I)
+_GPU_WORDS = re.compile(_CUDA_WORDS.pattern + r"|\bgpus?\b", re.I)  # about the GPU, CUDA or not
 _FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.compile(r"tensorflow|\bkeras\b", re.I)),
                     ("jax", re.compile(r"\bjax(?:lib)?\b", re.I | re.A)), ("pytorch", re.compile(r"\b(?:py)?torch\b", re.I | re.A)))
 
@@ -879,17 +879,15 @@ def _new_gpu_build_unknown(facts: Facts) -> Optional[Finding]:
     """No message, no framework version known, and a GPU that only the newer torch releases have
     kernels for (an RTX 50xx: torch 2.7 and its CUDA 12.8 build): the older torch that an app's pinned
     requirements or an old environment bring cannot run on it. Said as what to check, not as a fact."""
-    from envdoctor.diagnose._common import gpu_ccs, package
+    from envdoctor.diagnose._common import FRAMEWORK_DISTS, gpu_ccs, package
     from envdoctor.diagnose.gpu_arch import first_torch_release_for
 
-    if facts.jetson is not None or facts.frameworks or any(
-            package(facts, d) for d in ("torch", "tensorflow", "tensorflow-gpu", "jax", "jaxlib", "paddlepaddle", "paddlepaddle-gpu")):
+    if facts.jetson is not None or facts.frameworks or any(package(facts, d) for dists in FRAMEWORK_DISTS.values() for d in dists):
         return None
     for index, name, cc in gpu_ccs(facts):
-        found = first_torch_release_for(cc)
-        if found is None:
-            continue
-        first, oldest = found
+        first, oldest = first_torch_release_for(cc)
+        if oldest is None or first == oldest:
+            continue  # every release of the matrix runs on it
         sm = "sm_" + cc.replace(".", "")
         gpu = f"{name or 'The GPU'} (compute capability {cc})"
         if first is None:
@@ -899,7 +897,7 @@ def _new_gpu_build_unknown(facts: Facts) -> Optional[Finding]:
             fix = ("Use the CPU, a GPU that current builds support, or an old torch release built for this GPU's CUDA generation",)
         else:
             title = f"{gpu} needs torch {first} or newer, and which torch is installed is unknown"
-            detail = (f"No torch release from {oldest} up to {first} excluded has a CUDA build with kernels for {sm} (pytorch matrix); "
+            detail = (f"No torch release before {first} has a CUDA build with kernels for {sm} (pytorch matrix, from {oldest}); "
                       "an app's pinned requirements or an older environment often bring one. Such a build fails with "
                       "\"no kernel image is available\", warns that the GPU \"is not compatible\", or stalls.")
             fix = (f"Check `python -c \"import torch; print(torch.__version__, torch.cuda.get_arch_list())\"`: without {sm} "

@@ -212,21 +212,21 @@ def _arch_order(arch: str) -> tuple[int, str]:
     return int("".join(ch for ch in arch if ch.isdigit()) or 0), arch
 
 
-def first_torch_release_for(cc: str) -> Optional[tuple[Optional[str], str]]:
-    """(first release, oldest release) of the pytorch matrix: the first whose CUDA builds, and none before
-    it, run on compute capability `cc` (None for first when no release does); None when the oldest does."""
+def first_torch_release_for(cc: str) -> tuple[Optional[str], Optional[str]]:
+    """(the first release of the pytorch matrix with a CUDA build that runs on compute capability `cc`,
+    or None when none does; the matrix's oldest release)."""
     from packaging.version import Version
 
     from envdoctor.matrix import pytorch
 
     ordered = sorted((r.version for r in pytorch.releases()), key=Version)
-    if not ordered:
-        return None
-    for version in ordered:
-        verdicts = [runs(list(archs), cc) for _, archs in knowledge.torch_cuda_arch_lists(version)]
-        if any(v is not None and v.runs for v in verdicts):
-            return (version, ordered[0]) if version != ordered[0] else None
-    return None, ordered[0]
+    first = next((version for version in ordered if _some_build_runs(version, cc)), None)
+    return first, (ordered[0] if ordered else None)
+
+
+def _some_build_runs(version: str, cc: str) -> bool:
+    verdicts = (runs(list(archs), cc) for _, archs in knowledge.torch_cuda_arch_lists(version))
+    return any(v is not None and v.runs for v in verdicts)
 
 
 def runs(arch_list: list[str], cc: str):
