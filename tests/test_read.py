@@ -1173,3 +1173,13 @@ def test_stated_no_nvidia_gpu_by_an_intel_card_or_the_question_whether_one_is_ne
     assert "nvidia" not in stated.parse("Do you need a bigger GPU for the 70B model?")
     # SunOner/sunone_aimbot, in Russian: "how to run it on amd"
     assert stated.parse("Подскажи пожалуйста, как запустить на amd, что скачать")["amd"] == {"gpus": [{"name": "AMD GPU"}]}
+
+
+def test_stated_no_nvidia_gpu_by_a_node_that_lacks_one_or_a_notebook_on_the_cpu():
+    from envdoctor.read import stated
+
+    # openmm/openmm: "My head node lacks a GPU"; detectron2: "I tried to run the code on colab with CPU mode"
+    assert stated.parse("My head node lacks a GPU, which would explain the error")["nvidia"]["gpus"] == []
+    assert stated.parse("I tried to run the code on colab with CPU mode and in the end")["nvidia"]["gpus"] == []
+    assert "nvidia" not in stated.parse("the model lacks a GPU kernel for this op")  # not the machine
+    assert "nvidia" not in stated.parse("the CPU mode of the program is slow")  # no notebook named

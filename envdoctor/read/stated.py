@@ -89,6 +89,8 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r"|\b(?:hardware accelerator|runtime type) (?:is |was |set to |= ?|: ?)?(?:none|cpu)\b"  # a notebook without a GPU
                         r"|\b(?:on|in|using) (?:an? |the |my |our )?(?:machine|computer|laptop|pc|server|node|host|VM|instance)s?"
                         r" \*?without\*? (?:an? |any )?(?:NVIDIA |Nvidia |nvidia |dedicated |discrete )?(?:GPU|graphics card)s?\b"  # "on a machine without a GPU"
+                        r"|\b(?:machine|computer|laptop|pc|server|node|host|VM|instance) (?:lacks|is lacking) (?:an? |any )?(?:NVIDIA |Nvidia |nvidia |dedicated |discrete )?(?:GPU|graphics card)s?\b"
+                        r"|\b(?:colab|notebook|kaggle)\b[^.\n]{0,40}?\bCPU(?:[- ]only)? (?:mode|runtime)\b"  # "ran the colab with CPU mode"
                         r"|\b(?:due to|because of|since there is|as there is|there is|there's) no (?:NVIDIA |Nvidia |nvidia )(?:GPU|graphics card|card)\b"
                         r"|\b(?:I.m|I am|we.re|we are) not (?:using|on|running) (?:an? )?NVIDIA\b(?! (?:driver|container|docker|image|runtime)s?\b)"
                         # an Intel GPU is the one they run on ("I'm using a integrated Intel GPU (iris xe graphics)")
