@@ -341,7 +341,7 @@ def find(text: str | Normalised) -> list[Match]:
             matches.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups=groups))
             spans.append((hit.start(), hit.end()))
             heard = heard or not (sig.noise or sig.symptom)  # counted once outside every harmless line
-    matches += _quoted_fragments(doc, spans, {m.signature.id for m in matches})
+    matches += _quoted_fragments(doc, spans, [m.signature for m in matches])
     return sorted(matches, key=lambda m: m.position)
 
 
@@ -380,16 +380,28 @@ def _outside(sig: Signature, hit: re.Match, flat: str, harmless: list[tuple[int,
 NEAR = 200  # characters: a fragment this close to a whole message matched is part of that message
 
 
-def _quoted_fragments(doc: Normalised, spans: list[tuple[int, int]], taken: set[str]) -> list[Match]:
-    """Messages quoted only in part (envdoctor.fragments), away from every message matched whole."""
+def _quoted_fragments(doc: Normalised, spans: list[tuple[int, int]], matched: list[Signature]) -> list[Match]:
+    """Messages quoted only in part (envdoctor.fragments), away from every message matched whole and on
+    no line that a matched message's pattern reads whole (a later copy of it: "cuda runtime error (101) :
+    invalid device ordinal" is not a fragment of error (98)'s "invalid device function")."""
     from envdoctor import fragments
 
     found = []
-    for sig, hit in fragments.find(doc.flat, signatures(), taken):
+    for sig, hit in fragments.find(doc.flat, signatures(), {m.id for m in matched}):
         if any(start - NEAR <= hit.start() <= end + NEAR for start, end in spans):
+            continue
+        line = _line_at(doc.flat, hit.start())
+        if any(m.pattern.search(line) for m in matched if not m.symptom):
             continue
         found.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups={}))
     return found
+
+
+def _line_at(flat: str, at: int, most: int = 2000) -> str:
+    """The line of `flat` around position `at`, at most `most` characters either side."""
+    begin = flat.rfind("\n", max(0, at - most), at) + 1 or max(0, at - most)
+    end = flat.find("\n", at, at + most)
+    return flat[begin:end if end != -1 else at + most]
 
 
 def _search(sig: Signature, flat: str, lower: str, words: Optional[frozenset] = None,
@@ -494,8 +506,9 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     return [new_gpu] if new_gpu is not None else []
 
 
-_CUDA_WORDS = re.compile(r"\bcuda\b|nvidia", re.I)
-_GPU_WORDS = re.compile(_CUDA_WORDS.pattern + r"|\bgpus?\b", re.I)  # about the GPU, CUDA or not
+# Letters, not \b, bound the words: a Chinese text writes them next to its own characters ("不使用cuda").
+_CUDA_WORDS = re.compile(r"(?<![a-z])cuda(?![a-z])|nvidia", re.I)
+_GPU_WORDS = re.compile(_CUDA_WORDS.pattern + r"|(?<![a-z])gpus?(?![a-z])", re.I)  # about the GPU, CUDA or not
 _FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.compile(r"tensorflow|\bkeras\b", re.I)),
                     ("jax", re.compile(r"\bjax(?:lib)?\b", re.I | re.A)), ("pytorch", re.compile(r"\b(?:py)?torch\b", re.I | re.A)))
 

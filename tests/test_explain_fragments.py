@@ -25,6 +25,15 @@ def test_a_fragment_next_to_the_whole_message_adds_nothing():
     assert len(find(whole)) == 1
 
 
+def test_a_later_copy_of_a_matched_message_is_no_fragment_of_another():
+    # rongzhaoLiu/DFDNet-style log: THCudaCheck's line first, the RuntimeError repeating it ten lines on.
+    # "cuda runtime error (101) : invalid device" shares seven words with error (98)'s "invalid device function".
+    text = ("THCudaCheck FAIL file=/pytorch/torch/csrc/cuda/Module.cpp line=59 error=101 : invalid device ordinal\n"
+            + "".join(f'  File "/home/u/project/options/base_options.py", line {n}, in parse\n    x = y\n' for n in range(8))
+            + "RuntimeError: cuda runtime error (101) : invalid device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:59\n")
+    assert _ids(text) == {"cuda-invalid-device-ordinal"}
+
+
 def test_traceback_frames_and_common_words_are_no_fragment():
     frames = ('Traceback (most recent call last):\n  File "/usr/lib/python3.10/site-packages/torch/cuda/__init__.py", '
               "line 293, in _lazy_init\n    torch._C._cuda_init()\n")

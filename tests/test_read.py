@@ -1183,3 +1183,30 @@ def test_stated_no_nvidia_gpu_by_a_node_that_lacks_one_or_a_notebook_on_the_cpu(
     assert stated.parse("I tried to run the code on colab with CPU mode and in the end")["nvidia"]["gpus"] == []
     assert "nvidia" not in stated.parse("the model lacks a GPU kernel for this op")  # not the machine
     assert "nvidia" not in stated.parse("the CPU mode of the program is slow")  # no notebook named
+
+
+def test_names_right_before_chinese_characters():
+    from envdoctor.read import stated
+
+    # PaddlePaddle/Paddle: "请问jetson xavier nx上可以直接安装paddlepaddle吗"; zai-org/GLM-TTS: "我用的是苹果M1芯片"
+    assert prose.parse("请问jetson xavier nx上可以直接安装paddlepaddle吗")["jetson"]["model"] == "Jetson Xavier NX"
+    assert stated.parse("我用的是苹果M1芯片，已经将前面问题都跑通了。")["host"] == {"os": "macos", "machine_arch": "arm64"}
+
+
+def test_visual_studio_with_its_year_is_windows():
+    from envdoctor.read import stated
+
+    # DeepLabCut/napari-deeplabcut: "I have VS 2022, and CUDA 11.8, cudnn 9.5"
+    assert stated.parse("My Graphic card is NVIDIA RTX A5000. I have VS 2022, and CUDA 11.8")["host"]["os"] == "windows"
+    assert "host" not in stated.parse("I edit it in VS Code 1.85 on my GPU box")
+    assert "host" not in stated.parse("built with Visual Studio 2022 for Mac on my gpu")
+
+
+def test_no_nvidia_gpu_by_asking_whether_one_is_a_must_or_saying_cpu_only():
+    from envdoctor.read import stated
+
+    # r9y9/deepvoice3_pytorch: "Is GPU a must requirement on the machine?"; xtts2-ui: "(I am using CPU only)"
+    assert stated.parse("Is GPU a must requirement on the machine?")["nvidia"]["gpus"] == []
+    assert stated.parse("I did everything in the README. (I am using CPU only) and torch")["nvidia"]["gpus"] == []
+    assert "nvidia" not in stated.parse("I am using CPU-only torch on purpose")  # a build, not the machine
+    assert "nvidia" not in stated.parse("I am using CPU only mode of torch for now")

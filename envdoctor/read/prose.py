@@ -46,8 +46,9 @@ _CONTAINER = (
 _JETPACK = re.compile(r"\bJetPack(?: SDK)?(?: version)?:? ?(\d\.\d(?:\.\d{1,2})?)\b", re.I)
 _JP = re.compile(r"\bJP ?v?(\d\.\d(?:\.\d{1,2})?)\b", re.I)  # "Jp 4.6": JetPack, in a text that names a Jetson
 _L4T = re.compile(r"\bL4T(?: release)?(?: version)?:? ?R?(\d{2}\.\d{1,2}(?:\.\d{1,2})?)\b", re.I)
-_MODEL = re.compile(r"\bJetson (AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX|TX2 NX|Nano|TX1|TX2|Orin|Xavier|Thor|AGX|NX)\b"
-                    r"|\b(AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX)\b", re.I)  # names only Jetsons carry
+# Letters and digits, not \b, end a name: Chinese text writes its own characters right after it ("xavier nx上").
+_MODEL = re.compile(r"\bJetson (AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX|TX2 NX|Nano|TX1|TX2|Orin|Xavier|Thor|AGX|NX)(?![A-Za-z0-9])"
+                    r"|\b(AGX Orin|AGX Xavier|AGX Thor|Orin Nano|Orin NX|Xavier NX)(?![A-Za-z0-9])", re.I)  # names only Jetsons carry
 _ACRONYMS = ("agx", "nx", "tx1", "tx2")
 _JETPACK_WORD = re.compile(r"\bjetpack\b", re.I)
 _TAGGED = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\.dev\d{8})?\+(?:cpu|cu\d{2,3}|rocm\d{1,2}\.\d{1,2}(?:\.\d{1,2})?))\b"

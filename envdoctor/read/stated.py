@@ -69,11 +69,13 @@ _CUDA_TAG = re.compile(r"\+cuda ?(\d{1,2})\.(\d)(?:\.\d{1,3})?$", re.I)  # "1.7.
 _PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
 _DRIVER = re.compile(r"(?<![\w.-])(?:(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?|NVIDIA-SMI )"
                      r"([3-9]\d{2}\.\d{2,3}(?:\.\d{2,3})?)" + _END, re.I | re.A)
-_WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01])(?![\w]|\.\d)", re.I | re.A)
+# Visual Studio (not VS Code) with its year is a Windows toolchain ("I have VS 2022, and CUDA 11.8").
+_WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01]|(?:Visual Studio|VS) ?20(?:1[5-9]|2\d)(?! for Mac))(?![\w]|\.\d)",
+                      re.I | re.A)
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
-_CHIP = r"Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)"  # an Apple-silicon chip named
+_CHIP = r"Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|苹果 ?M[1-5]|M[1-5] ?芯片"  # an Apple-silicon chip named
 _MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|" + _CHIP
                         + r"|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
 _APPLE_CHIP = re.compile(r"(?<![\w.-])(?:" + _CHIP + r"|M[1-5] (?:chip|Mac)|(?:MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio)|iMac) \(?M[1-5])(?![\w-])",
@@ -99,7 +101,10 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r"|\b(?:my|the|our) (?:only )?(?:GPU|graphics(?: card)?) (?:is|was) (?:an? |the )?(?:integrated |onboard )?Intel\b"
                         r"|\bIntel (?:Arc|Iris(?: Xe| Plus| Pro)?|UHD|HD|Xe)(?: Graphics)? (?:graphics )?card\b"  # "Intel XE Graphics card"
                         # the reporter asks whether an NVIDIA GPU is needed: they have none
-                        r"|\b(?:do I|do we|does it|will I) (?:really |absolutely )?need (?:an? |to have an? )?NVIDIA (?:GPU|graphics card|card)\b",
+                        r"|\b(?:do I|do we|does it|will I) (?:really |absolutely )?need (?:an? |to have an? )?NVIDIA (?:GPU|graphics card|card)\b"
+                        r"|\bIs (?:an? )?(?:NVIDIA )?GPU (?:a must|a must requirement|a requirement|required|mandatory|necessary)\b"
+                        # "(I am using CPU only)": the machine, not a build of a framework
+                        r"|\b(?:I.m|I am|we.re|we are) (?:only )?(?:using|running on|on) (?:a |the )?CPU[- ]only\b(?![- ](?:torch|pytorch|build|version|wheel|package|install|tensorflow|paddle|jax|mode))",
                         re.I | re.A)
 _GEFORCE = r"(?:[1-5]0[5-9]0|16[56]0|9[5-8]0)"  # a GeForce model number: 1080, 2070, 3090, 4060, 5070, 1660, 980
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}(?: ?Ti| ?SUPER|M)?"
@@ -132,8 +137,8 @@ _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
-_WORDS = ("ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "ubuntu", "macos", "mac os",
-          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "mac", "gpu", "card", "linux", "intel")
+_WORDS = ("ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "visual studio", "vs 20", "vs20", "ubuntu", "macos", "mac os",
+          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "苹果", "mac", "gpu", "card", "linux", "intel")
 
 
 def parse(text: str) -> dict:
