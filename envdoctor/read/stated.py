@@ -86,7 +86,7 @@ _LINUX = re.compile(r"\b(?:I am|I.m|I.ve been|we are|we.re) (?:on|using|running|
 # The reporter says the machine has no NVIDIA GPU ("I don't have an nvidia card", "my laptop has no GPU").
 _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|my (?:machine|computer|laptop|pc|server))"
                         r"(?: really| actually)? (?:don.t|do not|doesn.t|does not|haven.t|have not|has not|has no|have no)"
-                        r" (?:even )?(?:have |has |own )?(?:a |an |any )?(?:NVIDIA |Nvidia |nvidia |dedicated |discrete |CUDA[- ]capable )"
+                        r" (?:even )?(?:have |has |own )?(?:a |an |any )?(?:NVIDIA |Nvidia |nvidia |nivida |nvida |nvidea |dedicated |discrete |CUDA[- ]capable )"
                         r"?(?:GPU|graphics? card|video card|card)s?\b(?! (?:with|that|which|of|large|big|enough|powerful|strong|fast|here|right now)\b)"
                         r"|\b(?:hardware accelerator|runtime type) (?:is |was |set to |= ?|: ?)?(?:none|cpu)\b"  # a notebook without a GPU
                         r"|\b(?:on|in|using) (?:an? |the |my |our )?(?:machine|computer|laptop|pc|server|node|host|VM|instance)s?"
@@ -103,6 +103,7 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         # the reporter asks whether an NVIDIA GPU is needed: they have none
                         r"|\b(?:do I|do we|does it|will I) (?:really |absolutely )?need (?:an? |to have an? )?NVIDIA (?:GPU|graphics card|card)\b"
                         r"|\bIs (?:an? )?(?:NVIDIA )?GPU (?:a must|a must requirement|a requirement|required|mandatory|necessary)\b"
+                        r"|\b(?:my|our|the) (?:GPU|graphics card|video card) is (?:unfortunately |sadly )?not (?:an? |by |from |made by )?(?:NVIDIA|Nvidia|nvidia)\b"
                         # "(I am using CPU only)": the machine, not a build of a framework
                         r"|\b(?:I.m|I am|we.re|we are) (?:only )?(?:using|running on|on) (?:a |the )?CPU[- ]only\b(?![- ](?:torch|pytorch|build|version|wheel|package|install|tensorflow|paddle|jax|mode))",
                         re.I | re.A)
