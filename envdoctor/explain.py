@@ -507,7 +507,7 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
 
 
 # Letters, not \b, bound the words: a Chinese text writes them next to its own characters ("不使用cuda").
-_CUDA_WORDS = re.compile(r"(?<![a-z])cuda(?![a-z])|nvidia", re.I)
+_CUDA_WORDS = re.compile(r"(?<![a-z])cuda(?![a-z])|nvidia|(?<![A-Za-z])N卡", re.I)  # "N卡": Chinese for an NVIDIA card
 _GPU_WORDS = re.compile(_CUDA_WORDS.pattern + r"|(?<![a-z])gpus?(?![a-z])", re.I)  # about the GPU, CUDA or not
 _FRAMEWORK_WORDS = (("paddle", re.compile(r"paddle", re.I)), ("tensorflow", re.compile(r"tensorflow|\bkeras\b", re.I)),
                     ("jax", re.compile(r"\bjax(?:lib)?\b", re.I | re.A)), ("pytorch", re.compile(r"\b(?:py)?torch\b", re.I | re.A)))

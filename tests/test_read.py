@@ -1210,3 +1210,24 @@ def test_no_nvidia_gpu_by_asking_whether_one_is_a_must_or_saying_cpu_only():
     assert stated.parse("I did everything in the README. (I am using CPU only) and torch")["nvidia"]["gpus"] == []
     assert "nvidia" not in stated.parse("I am using CPU-only torch on purpose")  # a build, not the machine
     assert "nvidia" not in stated.parse("I am using CPU only mode of torch for now")
+
+
+def test_no_nvidia_gpu_by_an_amd_card_in_chinese_an_intel_laptop_or_a_cpu_only_machine():
+    from envdoctor.read import stated
+
+    # YaoFANGUK/video-subtitle-extractor: "A卡提示没有发现显卡，是不是只支持N卡？" (an AMD card says no GPU found)
+    facts = stated.parse("A卡提示没有发现显卡，是不是只支持N卡？")
+    assert facts["amd"]["gpus"] == [{"name": "AMD GPU"}] and facts["nvidia"]["gpus"] == []
+    # lllyasviel/Fooocus: "My laptop used Intel(R) Irish(R) Xe Graphics"; hkchengrex/Cutie: "i only have cpu in my computer"
+    assert stated.parse("Not work with other GPU. My laptop used Intel(R) Irish(R) Xe Graphics")["nvidia"]["gpus"] == []
+    assert stated.parse("i only have cpu in my computer, the torch load fails")["nvidia"]["gpus"] == []
+    assert "nvidia" not in stated.parse("I only have CPU torch installed for now")  # a build, not the machine
+
+
+def test_a_mac_by_its_chip_after_on_an_or_by_working_on_macos():
+    from envdoctor.read import stated
+
+    # maszhongming/UniEval: "for those of us on an M1"; bitsandbytes: "I am working on macos"
+    assert stated.parse("a check for cuda (else mps, for those of us on an M1) in the torch code")["host"] == {
+        "os": "macos", "machine_arch": "arm64"}
+    assert stated.parse("However, I am working on macos and pytorch has no cuda")["host"]["os"] == "macos"

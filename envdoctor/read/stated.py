@@ -75,8 +75,8 @@ _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01]|(?:Visual S
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
-_CHIP = r"Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|苹果 ?M[1-5]|M[1-5] ?芯片"  # an Apple-silicon chip named
-_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|" + _CHIP
+_CHIP = r"Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|苹果 ?M[1-5]|M[1-5] ?芯片|(?<=on an )M[1-5]|(?<=on my )M[1-5]"  # an Apple-silicon chip named
+_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|(?<=working on )macOS\b|(?<=running on )macOS\b|" + _CHIP
                         + r"|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
 _APPLE_CHIP = re.compile(r"(?<![\w.-])(?:" + _CHIP + r"|M[1-5] (?:chip|Mac)|(?:MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio)|iMac) \(?M[1-5])(?![\w-])",
                          re.I | re.A)
@@ -104,6 +104,9 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r"|\b(?:do I|do we|does it|will I) (?:really |absolutely )?need (?:an? |to have an? )?NVIDIA (?:GPU|graphics card|card)\b"
                         r"|\bIs (?:an? )?(?:NVIDIA )?GPU (?:a must|a must requirement|a requirement|required|mandatory|necessary)\b"
                         r"|\b(?:my|our|the) (?:GPU|graphics card|video card) is (?:unfortunately |sadly )?not (?:an? |by |from |made by )?(?:NVIDIA|Nvidia|nvidia)\b"
+                        r"|\bI (?:only|just) have (?:a |the )?CPU\b(?! (?:version|build|torch|wheel|package))"  # "i only have cpu in my computer"
+                        r"|\b(?:my|the|our) (?:laptop|computer|pc|machine|notebook|system) (?:has|have|had|uses|used|is using|came with|with)"
+                        r" (?:an? |only (?:an? )?)?(?:integrated |onboard )?Intel ?(?:\(R\) ?)?(?:Iris|Irish|UHD|HD|Arc|Xe)\b"
                         # "(I am using CPU only)": the machine, not a build of a framework
                         r"|\b(?:I.m|I am|we.re|we are) (?:only )?(?:using|running on|on) (?:a |the )?CPU[- ]only\b(?![- ](?:torch|pytorch|build|version|wheel|package|install|tensorflow|paddle|jax|mode))",
                         re.I | re.A)
@@ -129,7 +132,8 @@ _AMD_IS_THE_GPU = re.compile(r"\b(?:GPU|graphics card|video card|graphics)(?: mo
                              r"|\b(?:my|our|I have an?|I own an?|I'm using an?|I am using an?) (?:AMD |ATI )?(?:Radeon(?: RX)? ?|RX ?)\d{3,4}", re.I | re.A)
 # An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b"
-                        r"|(?:запуст\w{0,6}|работа\w{0,6}) на (?:видеокарт\w{1,3} )?(?:amd|radeon)\b|(?:用|是)(?:AMD|amd)(?:的)?(?:显卡|GPU)", re.I)
+                        r"|(?:запуст\w{0,6}|работа\w{0,6}) на (?:видеокарт\w{1,3} )?(?:amd|radeon)\b|(?:用|是)(?:AMD|amd)(?:的)?(?:显卡|GPU)"
+                        r"|(?<![A-Za-z])A卡", re.I)  # "A卡": Chinese for an AMD card
 # A template's example in brackets: "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):" says nothing of the machine.
 _EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)|\((?:例如|比如|如|例)[^()\n]{0,160}\)", re.I)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
@@ -139,7 +143,7 @@ _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
 _WORDS = ("ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "visual studio", "vs 20", "vs20", "ubuntu", "macos", "mac os",
-          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "苹果", "mac", "gpu", "card", "linux", "intel")
+          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "苹果", "a卡", "mac", "gpu", "card", "linux", "intel")
 
 
 def parse(text: str) -> dict:
@@ -161,7 +165,7 @@ def parse(text: str) -> dict:
         if not _replaced(flat, m):
             _gpu(facts, m.group(1))
     _stated_capability(facts, flat)
-    if "amd" in lower or "radeon" in lower or "vega" in lower or re.search(r"\brx ?\d{3,4}\b", lower):
+    if "amd" in lower or "radeon" in lower or "vega" in lower or "a卡" in lower or re.search(r"\brx ?\d{3,4}\b", lower):
         _amd(facts, flat)
     if not (facts.get("nvidia") or {}).get("gpus") and _NO_NVIDIA.search(flat):
         put(facts, "nvidia.gpus", [])  # stated as none: known, and empty
@@ -181,6 +185,8 @@ def _amd(facts: dict, flat: str) -> None:
             put(facts, "nvidia.gpus", [])
     elif _AMD_OWNED.search(flat):
         put(facts, "amd.gpus", [{"name": "AMD GPU"}])
+        if re.search(r"(?<![A-Za-z])A卡", flat):  # "A卡" is what the reporter's own card is called: no NVIDIA one
+            put(facts, "nvidia.gpus", [])
 
 
 def _first_stated(facts: dict, path: str, pattern: re.Pattern, flat: str, dist: str = "") -> None:
