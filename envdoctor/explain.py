@@ -686,7 +686,7 @@ _NARROW_CONTEXTS = frozenset({"rosetta-python"})
 
 _CONTEXT_EXPLAINS = {  # in this order: no NVIDIA GPU at all explains a container or WSL that sees none
     "no-gpu-platform": ("no-nvidia-driver", "cpu-only-build", "cuda-init-failed", "driver-too-old", "extension-build-mismatch",
-                        "toolkit-without-driver"),
+                        "toolkit-without-driver", "wsl-gpu-setup"),
     "container-gpu-missing": ("no-nvidia-driver", "cuda-init-failed"),
     "wsl-gpu-setup": ("no-nvidia-driver", "cuda-init-failed"),
     "jetson-wrong-wheel": ("cpu-only-build", "python-unsupported"),  # no wheel fits: the Jetson build is the one to install
@@ -719,16 +719,24 @@ _ONLY_ABOUT_CUDA = frozenset({("no-gpu-platform", "extension-build-mismatch")})
 _ABOUT_CUDA = re.compile(r"cuda|nvcc", re.I)
 
 
+# A Mac has no NVIDIA GPU for a container to be given either ("could not select device driver" under
+# `docker run --gpus all`); an AMD machine may run a ROCm container, so no GPU platform explains that on a Mac only.
+_MAC = "macos"  # a marker in a text's contexts, beside the causes: the described machine is a Mac
+_ON_A_MAC_ALSO = {"no-gpu-platform": ("container-gpu-missing",)}
+
+
 def _context_causes(codes: list[str], here: frozenset[str], excerpt: str = "") -> list[str]:
     """The context's own cause, for a message whose candidate causes it explains."""
     about_cuda = bool(_ABOUT_CUDA.search(excerpt))
     return [context for context, explains in _CONTEXT_EXPLAINS.items() if context in here
-            and any(c in explains and (about_cuda or (context, c) not in _ONLY_ABOUT_CUDA) for c in codes)]
+            and any(c in explains + (_ON_A_MAC_ALSO.get(context, ()) if _MAC in here else ())
+                    and (about_cuda or (context, c) not in _ONLY_ABOUT_CUDA) for c in codes)]
 
 
 def _contexts(facts: Facts) -> frozenset[str]:
-    """The causes tied to where the described program ran, worked out once per text."""
-    return frozenset(c for c in (*_CONTEXT_FIXES, "tf-windows-native-gpu") if _in_context(c, facts))
+    """The causes tied to where the described program ran (and the _MAC marker), worked out once per text."""
+    causes = {c for c in (*_CONTEXT_FIXES, "tf-windows-native-gpu") if _in_context(c, facts)}
+    return frozenset(causes | ({_MAC} if facts.host.os == "macos" else set()))
 
 
 def _in_context(code: str, facts: Facts) -> bool:
@@ -923,11 +931,11 @@ def _new_gpu_build_unknown(facts: Facts) -> Optional[Finding]:
 def _container_shows_no_gpu(facts: Facts) -> Optional[Finding]:
     """The text says the program ran in a container, and no GPU was seen in it. Not on a Jetson, whose
     integrated GPU a container reaches through the NVIDIA runtime and no GPU list shows: there the
-    framework's build decides (jetson-wrong-wheel)."""
+    framework's build decides (jetson-wrong-wheel). Nor on a Mac, which has no NVIDIA GPU to give one."""
     from envdoctor.diagnose.container import run_fixes
 
     engine = facts.host.container
-    if engine not in _ENGINES or facts.gpus or facts.jetson is not None:
+    if engine not in _ENGINES or facts.gpus or facts.jetson is not None or facts.host.os == "macos":
         return None
     return Finding(
         code="container-gpu-missing", severity="error", section="nvidia",

@@ -551,6 +551,15 @@ def test_a_cause_the_context_names_gets_that_causes_fix():
     assert "no NVIDIA GPU" in item.fix[0] and not any("CUDA build of PyTorch" in str(f) for f in item.fix)
 
 
+def test_a_container_without_a_gpu_on_a_mac_is_no_gpu_platform():
+    """myshell-ai/MeloTTS-style: `docker run --gpus all` on an M1 MacBook; on Linux the same message is the
+    container toolkit's."""
+    message = ('sudo docker run --gpus all -it -p 8888:8888 melotts\n'
+               'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].')
+    assert _described("docker build successfully. my macbookpro is M1 chip.\n" + message).diagnosis[0] == "no-gpu-platform"
+    assert _described("docker build successfully on my Ubuntu 22.04 server.\n" + message).diagnosis[0] == "container-gpu-missing"
+
+
 # --- a message whose cause depends on the host OS; a torch build's kernels when the platform is unknown
 
 def test_no_nccl_built_in_is_the_platform_on_windows_and_a_cpu_build_on_linux():

@@ -1231,3 +1231,11 @@ def test_a_mac_by_its_chip_after_on_an_or_by_working_on_macos():
     assert stated.parse("a check for cuda (else mps, for those of us on an M1) in the torch code")["host"] == {
         "os": "macos", "machine_arch": "arm64"}
     assert stated.parse("However, I am working on macos and pytorch has no cuda")["host"]["os"] == "macos"
+
+
+def test_no_nvidia_gpu_said_of_the_laptop_as_it():
+    from envdoctor.read import stated
+
+    # IDEA-Research/Grounded-Segment-Anything: "I also can't enable CUDA on my Laptop since it doesn't have an NVIDIA graphics card"
+    assert stated.parse("I can't enable CUDA on my Laptop since it doesn't have an NVIDIA graphics card")["nvidia"]["gpus"] == []
+    assert stated.parse("I have a MacBookPro with the M1 chip")["host"] == {"os": "macos", "machine_arch": "arm64"}

@@ -77,7 +77,7 @@ _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2}
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
 _CHIP = r"Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|苹果 ?M[1-5]|M[1-5] ?芯片|(?<=on an )M[1-5]|(?<=on my )M[1-5]"  # an Apple-silicon chip named
 _MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|(?<=working on )macOS\b|(?<=running on )macOS\b|" + _CHIP
-                        + r"|MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
+                        + r"|MacBook ?(?:Pro|Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
 _APPLE_CHIP = re.compile(r"(?<![\w.-])(?:" + _CHIP + r"|M[1-5] (?:chip|Mac)|(?:MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio)|iMac) \(?M[1-5])(?![\w-])",
                          re.I | re.A)
 # The reporter says the machine runs Linux ("I am on Linux on a virtual machine", "on a Linux server").
@@ -105,6 +105,7 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r"|\bIs (?:an? )?(?:NVIDIA )?GPU (?:a must|a must requirement|a requirement|required|mandatory|necessary)\b"
                         r"|\b(?:my|our|the) (?:GPU|graphics card|video card) is (?:unfortunately |sadly )?not (?:an? |by |from |made by )?(?:NVIDIA|Nvidia|nvidia)\b"
                         r"|\bI (?:only|just) have (?:a |the )?CPU\b(?! (?:version|build|torch|wheel|package))"  # "i only have cpu in my computer"
+                        r"|\b(?:since|as|because) it (?:doesn.t|does not) have (?:an? |any )?(?:NVIDIA|Nvidia|nvidia) (?:GPU|graphics card|card)\b"  # "my Laptop ... since it doesn't have an NVIDIA graphics card"
                         r"|\b(?:my|the|our) (?:laptop|computer|pc|machine|notebook|system) (?:has|have|had|uses|used|is using|came with|with)"
                         r" (?:an? |only (?:an? )?)?(?:integrated |onboard )?Intel ?(?:\(R\) ?)?(?:Iris|Irish|UHD|HD|Arc|Xe)\b"
                         # "(I am using CPU only)": the machine, not a build of a framework
