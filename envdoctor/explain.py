@@ -478,7 +478,7 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
             used.append(e.confirmed)
     machine_errors = [f for f in findings if f.severity == "error" and f not in used] if machine_described else []
     if machine_described and not matches and not machine_errors:
-        machine_errors = _without_a_message(text, facts, findings, noise)
+        machine_errors = _without_a_message(text, facts, findings, noise + program)  # the program's error explains it too
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis, program)

@@ -487,6 +487,20 @@ def test_a_kernel_assert_is_the_programs_own_error_not_an_environment_cause():
     assert "program_errors" in result.to_dict()
 
 
+def test_an_illegal_memory_access_is_the_programs_error_and_no_fallback_speaks_over_it():
+    """ggml-org/llama.cpp-style: a CUDA illegal memory access bisected to a commit, on an RTX 5090 named
+    in the text: neither a kernel-fault cause nor the new-GPU fallback is claimed (10 of 13 such threads
+    were the program's own bug)."""
+    from envdoctor.complete import complete
+    from envdoctor.read import read_machine
+    from envdoctor.textnorm import normalise
+
+    report = next((Path(__file__).parent / "fixtures" / "reports").glob("7027-*.txt"))
+    text = normalise(report.read_text(encoding="utf-8").split("\n# ---\n", 1)[1]).text
+    result = explain(text, complete(_facts(read_machine(text)[0])), machine_described=True)  # as `explain` runs
+    assert result.diagnosis == () and [m.signature.id for m in result.program_errors] == ["cuda-illegal-address"]
+
+
 @pytest.mark.parametrize("facts, code", [
     ({"host": {"os": "windows"}, "amd": {"gpus": [{"name": "AMD RX 6800"}]}}, "no-gpu-platform"),
     ({"host": {"os": "windows"}, "nvidia": {"gpus": [{"name": "NVIDIA GeForce RTX 3060"}]}}, "cpu-only-build"),
