@@ -390,18 +390,11 @@ def _quoted_fragments(doc: Normalised, spans: list[tuple[int, int]], matched: li
     for sig, hit in fragments.find(doc.flat, signatures(), {m.id for m in matched}):
         if any(start - NEAR <= hit.start() <= end + NEAR for start, end in spans):
             continue
-        line = _line_at(doc.flat, hit.start())
+        line = " ".join(doc.line_at(hit.start(), hit.end()).split())  # as `flat` has it
         if any(m.pattern.search(line) for m in matched if not m.symptom):
             continue
         found.append(Match(signature=sig, excerpt=_excerpt(doc, hit), position=hit.start(), groups={}))
     return found
-
-
-def _line_at(flat: str, at: int, most: int = 2000) -> str:
-    """The line of `flat` around position `at`, at most `most` characters either side."""
-    begin = flat.rfind("\n", max(0, at - most), at) + 1 or max(0, at - most)
-    end = flat.find("\n", at, at + most)
-    return flat[begin:end if end != -1 else at + most]
 
 
 def _search(sig: Signature, flat: str, lower: str, words: Optional[frozenset] = None,
@@ -478,16 +471,17 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
             used.append(e.confirmed)
     machine_errors = [f for f in findings if f.severity == "error" and f not in used] if machine_described else []
     if machine_described and not matches and not machine_errors:
-        machine_errors = _without_a_message(text, facts, findings, noise + program)  # the program's error explains it too
+        machine_errors = _without_a_message(text, facts, findings, noise + program)
     others = sum(1 for f in findings if f.severity == "error" and f not in used and f not in machine_errors)
     diagnosis = _rank(explained, machine_errors)
     return Explanation(explained, tuple(used + machine_errors), others, noise, diagnosis, program)
 
 
-def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Finding], noise: tuple[Match, ...]) -> list[Finding]:
+def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Finding], explained: tuple[Match, ...]) -> list[Finding]:
     """No message to go by: the described machine's warnings that are causes; else a CPU-only build in a
     text about the GPU; no NVIDIA GPU where CUDA is wanted; a Jetson's unknown build of the one framework
-    named; a GPU that only newer torch releases run on (unless a harmless message explains the text)."""
+    named; a GPU that only newer torch releases run on (unless a harmless message or the program's own
+    error, `explained`, accounts for the text)."""
     warnings = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
     if warnings:
         return warnings
@@ -502,7 +496,7 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     jetson = _jetson_build_unknown(facts, framework) if framework and facts.jetson is not None else None
     if jetson is not None:
         return [jetson]
-    new_gpu = _new_gpu_build_unknown(facts) if not noise and framework in (None, "pytorch") else None
+    new_gpu = _new_gpu_build_unknown(facts) if not explained and framework in (None, "pytorch") else None
     return [new_gpu] if new_gpu is not None else []
 
 
@@ -592,7 +586,7 @@ def _judge(match: Match, findings: list[Finding], facts: Facts, described: bool 
         candidates.remove(on_os)
         candidates.insert(0, on_os)
     if described:  # a cause tied to where the program ran (WSL, a container, a Jetson) comes first there
-        by_context = _context_causes(candidates, here, match.excerpt)
+        by_context = _context_causes(candidates, here, match.excerpt, on_a_mac=facts.host.os == "macos")
         candidates = list(dict.fromkeys(by_context + candidates))
         candidates.sort(key=lambda c: not (c in by_context or (c in here and c not in _NARROW_CONTEXTS)))
     chosen = (candidates or match.signature.codes)[0]
@@ -721,22 +715,20 @@ _ABOUT_CUDA = re.compile(r"cuda|nvcc", re.I)
 
 # A Mac has no NVIDIA GPU for a container to be given either ("could not select device driver" under
 # `docker run --gpus all`); an AMD machine may run a ROCm container, so no GPU platform explains that on a Mac only.
-_MAC = "macos"  # a marker in a text's contexts, beside the causes: the described machine is a Mac
 _ON_A_MAC_ALSO = {"no-gpu-platform": ("container-gpu-missing",)}
 
 
-def _context_causes(codes: list[str], here: frozenset[str], excerpt: str = "") -> list[str]:
+def _context_causes(codes: list[str], here: frozenset[str], excerpt: str = "", on_a_mac: bool = False) -> list[str]:
     """The context's own cause, for a message whose candidate causes it explains."""
     about_cuda = bool(_ABOUT_CUDA.search(excerpt))
     return [context for context, explains in _CONTEXT_EXPLAINS.items() if context in here
-            and any(c in explains + (_ON_A_MAC_ALSO.get(context, ()) if _MAC in here else ())
+            and any(c in explains + (_ON_A_MAC_ALSO.get(context, ()) if on_a_mac else ())
                     and (about_cuda or (context, c) not in _ONLY_ABOUT_CUDA) for c in codes)]
 
 
 def _contexts(facts: Facts) -> frozenset[str]:
-    """The causes tied to where the described program ran (and the _MAC marker), worked out once per text."""
-    causes = {c for c in (*_CONTEXT_FIXES, "tf-windows-native-gpu") if _in_context(c, facts)}
-    return frozenset(causes | ({_MAC} if facts.host.os == "macos" else set()))
+    """The causes tied to where the described program ran, worked out once per text."""
+    return frozenset(c for c in (*_CONTEXT_FIXES, "tf-windows-native-gpu") if _in_context(c, facts))
 
 
 def _in_context(code: str, facts: Facts) -> bool:

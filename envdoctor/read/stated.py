@@ -131,10 +131,11 @@ _HOSTED = re.compile(r"(?<!like )(?<!such as )\b(?:on|in|using|with) (?:a |the |
 # The machine's GPU, in a form's field or a sentence, is an AMD one ("GPU: Radeon RX 580 Series", "with my rx570").
 _AMD_IS_THE_GPU = re.compile(r"\b(?:GPU|graphics card|video card|graphics)(?: model)?(?: (?:is|was))? ?[:=-]? ?(?:an? |the )?(?:AMD |ATI )?(?:Radeon|RX ?\d{3,4})"
                              r"|\b(?:my|our|I have an?|I own an?|I'm using an?|I am using an?) (?:AMD |ATI )?(?:Radeon(?: RX)? ?|RX ?)\d{3,4}", re.I | re.A)
-# An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card").
+_A_CARD = re.compile(r"(?<![A-Za-z])A卡")  # Chinese for the reporter's own AMD card: no NVIDIA one
+# An AMD GPU the reporter has, named by make only ("errors with cupy on amd gpu", "I have an AMD card", "A卡").
 _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )?(?:AMD|Radeon) (?:GPU|graphics card|card|video card)s?\b"
                         r"|(?:запуст\w{0,6}|работа\w{0,6}) на (?:видеокарт\w{1,3} )?(?:amd|radeon)\b|(?:用|是)(?:AMD|amd)(?:的)?(?:显卡|GPU)"
-                        r"|(?<![A-Za-z])A卡", re.I)  # "A卡": Chinese for an AMD card
+                        r"|" + _A_CARD.pattern, re.I)
 # A template's example in brackets: "OS Platform and Distribution (e.g., Linux Ubuntu 16.04):" says nothing of the machine.
 _EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)|\((?:例如|比如|如|例)[^()\n]{0,160}\)", re.I)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
@@ -186,7 +187,7 @@ def _amd(facts: dict, flat: str) -> None:
             put(facts, "nvidia.gpus", [])
     elif _AMD_OWNED.search(flat):
         put(facts, "amd.gpus", [{"name": "AMD GPU"}])
-        if re.search(r"(?<![A-Za-z])A卡", flat):  # "A卡" is what the reporter's own card is called: no NVIDIA one
+        if _A_CARD.search(flat):
             put(facts, "nvidia.gpus", [])
 
 
