@@ -769,3 +769,26 @@ def test_a_gpu_no_torch_release_of_the_matrix_runs_on_is_named_without_a_message
     assert _completed(text) == ("gpu-arch-unsupported",)
     assert _completed(text.replace("(2.1)", "(7.5)")) == ()
     assert _completed("My Tesla K80 does not work with ComfyUI") == ()  # torch 2.0's cu118 build still has sm_37
+
+
+def test_a_driver_function_missing_from_libcuda_is_an_old_driver_not_the_catch_all_symbol():
+    # inducer/pycuda: an extension built against CUDA 11 headers loads a driver without the _v2 function
+    text = ("ImportError: /home/u/anaconda3/envs/v/lib/python3.7/site-packages/pycuda/"
+            "_driver.cpython-37m-x86_64-linux-gnu.so: undefined symbol: cuDevicePrimaryCtxRelease_v2")
+    assert _completed(text)[:1] == ("driver-too-old",)
+    # a runtime (cudart) function is no driver function: the catch-all reading stays
+    assert _completed(text.replace("cuDevicePrimaryCtxRelease_v2", "cudaMallocAsync"))[:1] == ("companion-mismatch",)
+
+
+def test_cudnn_sub_libraries_of_two_releases_are_a_cudnn_mismatch_however_the_loader_spaces_it():
+    # PaddlePaddle/PaddleSlim: the loader's "lib :undefined symbol: X , version lib" form
+    text = ("Could not load library libcudnn_cnn_train.so.8.     Error: /home/u/anaconda3/envs/paddle/bin/../lib/"
+            "libcudnn_ops_train.so.8 :undefined symbol: _ZN5cudnn3ops26JoinInternalPriorityStreamEP12cudnnContexti , "
+            "version libcudnn_ops_infer.so.8")
+    assert _completed(text)[:1] == ("cudnn-mismatch",)
+
+
+def test_numba_loading_a_library_without_cuinit_is_a_path_pointing_elsewhere():
+    text = ("Error: CUDA device intialisation problem. driver missing function: cuInit.\nRequires CUDA 7.5 or above.\n"
+            "export NUMBAPRO_CUDA_DRIVER=/usr/local/cuda-9.0/lib64/libcudart.so")
+    assert _completed(text)[:1] == ("library-path-shadowing",)
