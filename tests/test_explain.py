@@ -792,3 +792,10 @@ def test_numba_loading_a_library_without_cuinit_is_a_path_pointing_elsewhere():
     text = ("Error: CUDA device intialisation problem. driver missing function: cuInit.\nRequires CUDA 7.5 or above.\n"
             "export NUMBAPRO_CUDA_DRIVER=/usr/local/cuda-9.0/lib64/libcudart.so")
     assert _completed(text)[:1] == ("library-path-shadowing",)
+
+
+def test_a_fermi_gpu_named_without_a_message_is_too_old_for_every_torch():
+    # pjreddie/darknet: "Your GPU too old. ... CC 2.1 such as GeForce GT 625M"
+    text = "i have cuda 9.1 ( GeForce GT 625M ). I got this error when I run the command line examples."
+    assert _completed(text) == ("gpu-arch-unsupported",)
+    assert _completed(text.replace("GT 625M", "GTX 1060")) == ()

@@ -44,6 +44,13 @@ def test_bundled_file_is_valid():
     ("NVIDIA Jetson AGX Orin Developer Kit", "8.7"),
     ("NVIDIA Thor", "11.0"),
     ("NVIDIA Jetson AGX Xavier", "7.2"),
+    ("GeForce GTX 580", "2.0"),
+    ("Tesla M2070", "2.0"),
+    ("Quadro 4000", "2.0"),
+    ("Quadro RTX 4000", "7.5"),  # not the Fermi Quadro 4000
+    ("GeForce GT 625M", "2.1"),
+    ("GeForce GTX 560 Ti", "2.1"),
+    ("NVIDIA GeForce GT 1030", "6.1"),
 ])
 def test_product_names(name, cc):
     assert gpus.compute_capability_for_name(name) == cc
@@ -57,6 +64,7 @@ def test_unknown_product():
     ("12.0", "12.6", False), ("12.0", "12.8", True), ("12.1", "12.8", False), ("12.1", "12.9", True),
     ("6.1", "12.9", True), ("6.1", "13.0", False), ("7.0", "13.0", False), ("7.5", "13.2", True),
     ("11.0", "12.9", False), ("11.0", "13.0", True), ("10.1", "13.0", False), ("3.7", "12.0", False),
+    ("2.0", "8.0", True), ("2.1", "9.0", False), ("2.1", "3.0", False),
 ])
 def test_cuda_can_build(cc, cuda, ok):
     assert gpus.cuda_can_build(cc, cuda) is ok

@@ -115,7 +115,8 @@ _GEFORCE = r"(?:[1-5]0[5-9]0|16[56]0|9[5-8]0)"  # a GeForce model number: 1080, 
 _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}(?: ?Ti| ?SUPER|M)?"
                   r"|(?:NVIDIA )?Quadro (?:RTX )?[KMP]?\d{3,5}|(?:NVIDIA )?(?:GeForce )?(?:GTX )?TITAN (?:Xp|X|V|RTX|Black|Z)"
                   r"|(?:NVIDIA )?(?:GeForce )?MX ?\d{3}|(?:NVIDIA )?RTX A\d{4}"
-                  r"|(?:NVIDIA )?Tesla [KMPVT]\d{1,3}|NVIDIA (?:A|H|B|L)\d{1,3}[A-Z]?"
+                  r"|(?:NVIDIA )?Tesla [KMPVT]\d{1,3}|(?:NVIDIA )?Tesla [CM]20\d0|NVIDIA (?:A|H|B|L)\d{1,3}[A-Z]?"
+                  r"|(?:NVIDIA )?(?:GeForce )?GTS? \d{3,4}M?"  # "GT 730", "GT 625M", "GTS 450": the low-end GeForce lines
                   r"|[KPVAHB]\d{2,3}(?= ?/? ?\d{1,3} ?GB\b| \(?(?:PCIe|SXM|NVL))"
                   # a GeForce by its number alone: "GeForce 3090", "my 5070ti", "a 4090 GPU"
                   r"|(?:NVIDIA |GeForce |NVIDIA GeForce )" + _GEFORCE + r"(?: ?Ti| ?SUPER)?"
@@ -145,7 +146,7 @@ _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
 _WORDS = ("ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "visual studio", "vs 20", "vs20", "ubuntu", "macos", "mac os",
-          "rtx", "gtx", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "苹果", "a卡", "mac", "gpu", "card", "linux", "intel")
+          "rtx", "gtx", "gt ", "gts ", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "苹果", "a卡", "mac", "gpu", "card", "linux", "intel")
 
 
 def parse(text: str) -> dict:
