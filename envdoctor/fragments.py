@@ -7,7 +7,7 @@ run of SHINGLE consecutive words of an example that no other signature's example
 to that signature, and a text holding such a run names it.
 
 Words are compared lowercased with every digit run read as "#" (a version or a line number is not
-what makes a message), and traceback frames and paths are left out of the examples: they are the
+what makes a message), and traceback frames, paths and Python's version banner are left out of the examples: they are the
 program's, not the message's, and every torch traceback passes through the same files. Symptom rows
 are left out: their examples are reporters' words, not a message.
 """
@@ -24,6 +24,9 @@ READ = 100_000  # characters of a text's head and of its tail that are searched 
 _WORD = re.compile(r"[a-z#_]+")  # read on the text with every digit as "#"
 _TO_HASH = str.maketrans("0123456789", "##########")
 _FRAME = re.compile(r'File "[^"\n]{0,400}", line \d{1,7}(?:, in [\w<>.]{1,120})?')
+# Python's own version banner (sys.version: "(tags/v3.13.3:6280bb5, Apr  8 2025, 14:47:33) [MSC v.1943 64 bit (AMD64)]"):
+# every Windows report that prints its Python carries it, so it is no message's words either
+_BANNER = re.compile(r"\((?:tags/|main, |default, )[^()\n]{0,80}\)|\[(?:MSC|GCC|Clang)[^\]\n]{0,80}\]")
 # Words that alone say nothing about which message it is (Python's, the OS loader's and a resolver's
 # error boilerplate among them: "libssl.so.1.1: cannot open shared object file" is no libcudart message):
 # a run needs MIN_TELLING others.
@@ -65,7 +68,7 @@ def _one_hash(word: str) -> str:
 
 
 def _runs(example: str) -> set[tuple[str, ...]]:
-    kept = " ".join(t for t in _FRAME.sub(" ", example).split() if "/" not in t and "\\" not in t)  # no paths
+    kept = " ".join(t for t in _BANNER.sub(" ", _FRAME.sub(" ", example)).split() if "/" not in t and "\\" not in t)  # no paths
     tokens = [w for w, _, _ in words(kept)]
     runs = set()
     for i in range(len(tokens) - SHINGLE + 1):

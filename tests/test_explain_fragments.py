@@ -83,3 +83,12 @@ def test_a_message_inside_a_harmless_line_does_not_silence_the_reporters_words()
     assert "jax-api-missing-in-jaxlib" not in _ids(text)
     assert "sys-symptom-runs-on-cpu" in _ids(text)
     assert "sys-symptom-runs-on-cpu" not in _ids("RuntimeError: No CUDA GPUs are available\nmy GPU is not being used.")
+
+
+def test_pythons_version_banner_is_no_messages_fragment():
+    # a report that prints its Python (oobabooga/text-generation-webui's launcher line) quotes no launcher refusal
+    text = "** Python version: 3.11.9 (tags/v3.11.9:de54cf5, Apr  2 2024, 10:12:12) [MSC v.1938 64 bit (AMD64)]\n"
+    assert _ids(text) == set()
+    banner = "(tags/v3.13.3:6280bb5, Apr  8 2025, 14:47:33) [MSC v.1943 64 bit (AMD64)]"
+    assert not any(run for sig in signatures() for example in sig.examples if banner in example
+                   for run in fragments._runs(example) if "msc" in run)
