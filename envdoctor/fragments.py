@@ -27,14 +27,16 @@ _FRAME = re.compile(r'File "[^"\n]{0,400}", line \d{1,7}(?:, in [\w<>.]{1,120})?
 # Python's own version banner (sys.version: "(tags/v3.13.3:6280bb5, Apr  8 2025, 14:47:33) [MSC v.1943 64 bit (AMD64)]"):
 # every Windows report that prints its Python carries it, so it is no message's words either
 _BANNER = re.compile(r"\((?:tags/|main, |default, )[^()\n]{0,80}\)|\[(?:MSC|GCC|Clang)[^\]\n]{0,80}\]")
-# Words that alone say nothing about which message it is (Python's, the OS loader's and a resolver's
-# error boilerplate among them: "libssl.so.1.1: cannot open shared object file" is no libcudart message):
+# Words that alone say nothing about which message it is (Python's, the OS loader's, a resolver's and
+# the Windows shells' error boilerplate among them: "libssl.so.1.1: cannot open shared object file" is no
+# libcudart message, "'CMAKE_ARGS' is not recognized as an internal or external command" no nvidia-smi one):
 # a run needs MIN_TELLING others.
 _COMMON = frozenset("""the a an of to in on for is are was be it this that and or not no with by as at from your
 you if can could may please use try see set found version error errors warning runtime check # py file line
 call most recent last traceback errno such directory exception module named oserror ioerror importerror
 runtimeerror valueerror typeerror attributeerror assertionerror filenotfounderror modulenotfounderror
-so dll dylib shared object because require conclude unsatisfiable""".split())  # the loader's and the resolver's boilerplate too
+so dll dylib shared object because require conclude unsatisfiable
+recognized internal external command operable program batch term cmdlet""".split())  # the loader's, the resolver's and the shells' boilerplate too
 MIN_TELLING = 3
 
 

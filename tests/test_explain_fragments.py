@@ -92,3 +92,11 @@ def test_pythons_version_banner_is_no_messages_fragment():
     banner = "(tags/v3.13.3:6280bb5, Apr  8 2025, 14:47:33) [MSC v.1943 64 bit (AMD64)]"
     assert not any(run for sig in signatures() for example in sig.examples if banner in example
                    for run in fragments._runs(example) if "msc" in run)
+
+
+def test_the_windows_shells_words_around_another_command_name_no_signature():
+    # abetlen/llama-cpp-python: a bash-style variable typed into cmd.exe is no missing nvidia-smi
+    text = ("but it gives me error: 'CMAKE_ARGS' is not recognized as an internal or external command,\n"
+            "operable program or batch file.")
+    assert _ids(text) == set()
+    assert "sys-nvidia-smi-not-recognized-windows" in _ids(text.replace("CMAKE_ARGS", "nvidia-smi"))
