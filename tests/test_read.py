@@ -1080,6 +1080,9 @@ def test_stated_machine_of_a_reporters_sentence():
     ("I'm on an NVIDIA GeForce 3090 GPU.", "NVIDIA RTX 3090"),
     ("training on a 4060 GPU", "NVIDIA RTX 4060"),
     ("GeForce 1080 Ti, driver 470", "NVIDIA GTX 1080 Ti"),
+    ("RVC1006Nvidia not working with 5090 rtx ?", "NVIDIA RTX 5090"),  # the line after the number
+    ("i have cuda 9.1 ( GeForce GT 625M ).", "NVIDIA GeForce GT 625M"),  # the low-end GeForce GT line
+    ("GTS 450 here", "NVIDIA GTS 450"),
 ])
 def test_stated_geforce_by_its_number(text, name):
     from envdoctor.read import stated

@@ -120,7 +120,7 @@ _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}
                   r"|[KPVAHB]\d{2,3}(?= ?/? ?\d{1,3} ?GB\b| \(?(?:PCIe|SXM|NVL))"
                   # a GeForce by its number alone: "GeForce 3090", "my 5070ti", "a 4090 GPU"
                   r"|(?:NVIDIA |GeForce |NVIDIA GeForce )" + _GEFORCE + r"(?: ?Ti| ?SUPER)?"
-                  r"|" + _GEFORCE + r" ?Ti|" + _GEFORCE + r"(?= ?(?:GPU|graphics card|video card|card)s?\b))(?!(?!GPU)[\w]|\.\d)", re.I | re.A)
+                  r"|" + _GEFORCE + r" ?Ti|" + _GEFORCE + r"(?= ?(?:GPU|graphics card|video card|card|RTX|GTX)s?\b))(?!(?!GPU)[\w]|\.\d)", re.I | re.A)
 _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
 _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
