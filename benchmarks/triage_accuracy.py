@@ -15,7 +15,7 @@ that describe no machine on this one, as `envdoctor explain` does for a user.
 - false alarms: healthy threads (cause "none") on which any code is claimed;
 - crashes: exit status not 0/1, a Traceback on stderr, or stdout that is not JSON.
 
-    python benchmarks/triage_accuracy.py [--split dev|held|all] [--host] [-v]
+    python benchmarks/triage_accuracy.py [--split dev|held|all] [--host] [-v] [--jobs N]
 
 Always exits 0: this is a measurement, not a test.
 """
@@ -23,6 +23,7 @@ Always exits 0: this is a measurement, not a test.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--since", type=int, default=0, metavar="N",
                     help="only reports numbered N or higher (a fresh round, scored before any rule is written from it)")
     ap.add_argument("--only", default="", metavar="N,N", help="only these report numbers (checking a change on its threads)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N", help="reports run at once (default: one per CPU)")
     args = ap.parse_args(argv)
     only = {int(n) for n in args.only.split(",") if n.strip().isdigit()}
     reports = [parse(p) for p in sorted(REPORTS.glob("*.txt"), key=_number)
@@ -123,8 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.split != "all":
         reports = [r for r in reports if r["split"] == args.split]
     rows = []
-    for r in reports:
-        claimed, crash = run(r, args.host)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each run is its own process
+        results = list(pool.map(lambda r: run(r, args.host), reports))
+    for r, (claimed, crash) in zip(reports, results):
         want = {r["cause"], *r["also"]} - {"none"}
         ok = bool(want & set(claimed)) if r["cause"] != "none" else not claimed
         first = bool(claimed) and claimed[0] in want
