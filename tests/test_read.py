@@ -340,6 +340,7 @@ def test_packages_not_read_from_commands_or_errors():
     ("vq_jax_ptxas_driver.txt", {"nvidia": {"driver_cuda": "12.4"}}),
     ("vq_macos_uv_platform.txt", {"host": {"os": "macos", "arch": "arm64"}}),
     ("vq_pip_download_win_amd64.txt", {"host": {"os": "windows", "arch": "x86_64"}, "python": {"version": "3.12"}}),
+    ("vq_setuptools_build_dir_macos_x86_64.txt", {"host": {"os": "macos", "arch": "x86_64"}}),  # the building Python's platform
 ])
 def test_versions_quoted(name, expected):
     assert versions_quoted.parse(load(name)) == expected

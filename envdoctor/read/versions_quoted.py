@@ -6,7 +6,8 @@ parts as bounded groups (a template quoted with its placeholders, "Found GPU%d %
 Python comes from tracebacks' paths as major.minor only (".../python3.10/site-packages/",
 "…\\Python311\\Lib\\site-packages") and wheel tags pip downloaded ("-cp312-cp312-win_amd64.whl"),
 and only when every such hint agrees; host.os/arch likewise ("C:\\…", "[WinError", "/usr/lib/
-x86_64-linux-gnu/", "/opt/homebrew/", uv's "You're on macOS (`macosx_15_0_arm64`)"; a WSL
+x86_64-linux-gnu/", "/opt/homebrew/", uv's "You're on macOS (`macosx_15_0_arm64`)", setuptools' build
+folders "build/lib.macosx-10.9-x86_64-cpython-38", which name the building Python's platform; a WSL
 kernel release, "4.4.0-19041-Microsoft" (WSL 1) or "…-microsoft-standard-WSL2", is Linux under WSL
 whatever else the paste shows, and names the kernel).
 """
@@ -179,6 +180,10 @@ _MULTIARCH = re.compile(r"/usr/lib/(x86_64|aarch64)-linux-gnu/")
 _WHEEL = re.compile(r"(?:Downloading|Using cached|Processing) \S{0,300}?-cp3(\d{1,2})-(?:cp3\d{1,2}[dmu]?|abi3)-"
                     r"(win_amd64|win_arm64|macosx_\d{1,2}_\d{1,2}_(?:arm64|x86_64)|(?:many|musl)?linux\S{0,40}?"
                     r"_(?:x86_64|aarch64))\.whl")
+# setuptools' build folders carry the building interpreter's platform (sysconfig.get_platform()):
+# "build/lib.macosx-10.9-x86_64-cpython-38" is an x86_64 Python, "build/temp.linux-aarch64-cpython-310" an aarch64 one.
+_BUILD_DIR = re.compile(r"\bbuild[/\\](?:lib|temp|bdist)\.(macosx-\d{1,2}(?:\.\d{1,2})?-(?:x86_64|arm64)|linux-(?:x86_64|aarch64)|win-(?:amd64|arm64))"
+                        r"(?:-cpython-3\d{1,2}|-3\.\d{1,2})?(?![\w.-])")
 _UV_PLATFORM = re.compile(r"You're on (macOS|Linux|Windows) \(`([a-z0-9_]{3,60})`\)")
 
 
@@ -198,6 +203,8 @@ def _platform(facts: dict, flat: str) -> None:
     for m in _WHEEL.finditer(flat):
         pythons.add(f"3.{m.group(1)}")
         _tag(m.group(2), oses, arches)
+    for m in _BUILD_DIR.finditer(flat):
+        _tag(m.group(1), oses, arches)
     for m in _UV_PLATFORM.finditer(flat):
         _tag(m.group(2), oses, arches)
     kernel = _WSL_KERNEL.search(flat)
