@@ -480,8 +480,8 @@ def explain(text: str | Normalised, facts: Facts, machine_described: bool = Fals
 def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Finding], explained: tuple[Match, ...]) -> list[Finding]:
     """No message to go by: the described machine's warnings that are causes; else a CPU-only build in a
     text about the GPU; no NVIDIA GPU where CUDA is wanted; a Jetson's unknown build of the one framework
-    named; a GPU that only newer torch releases run on (unless a harmless message or the program's own
-    error, `explained`, accounts for the text)."""
+    named; a GPU that only newer torch releases run on, or that the CUDA the reporter has cannot build for
+    (unless a harmless message or the program's own error, `explained`, accounts for the text)."""
     warnings = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
     if warnings:
         return warnings
@@ -497,7 +497,14 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     if jetson is not None:
         return [jetson]
     new_gpu = _new_gpu_build_unknown(facts) if not explained and framework in (None, "pytorch") else None
-    return [new_gpu] if new_gpu is not None else []
+    if new_gpu is not None:
+        return [new_gpu]
+    if framework in (None, "paddle") and not explained:  # a CUDA the reporter has that cannot target their GPU
+        from envdoctor.diagnose.gpu_arch import toolkit_cannot_build_for_gpu
+
+        toolkit = toolkit_cannot_build_for_gpu(facts)
+        return [toolkit] if toolkit is not None else []
+    return []
 
 
 # Letters, not \b, bound the words: a Chinese text writes them next to its own characters ("不使用cuda").

@@ -737,7 +737,7 @@ def test_stated_versions_end_at_a_full_stop_and_read_is_and_colon_forms():
 
     assert stated.parse(load("stated_tf_windows_spyder_60269.txt")) == {
         "python": {"packages": {"tensorflow": "2.12.0"}}, "host": {"os": "windows"},
-        "nvidia": {"gpus": [{"name": "NVIDIA GeForce RTX 2060"}]}}
+        "nvidia": {"gpus": [{"name": "NVIDIA GeForce RTX 2060"}]}, "cuda_toolkit": {"version": "12.1"}}  # "My NVIDIA CUDA version is 12.1."
     assert stated.parse(load("stated_versions_vitis_torchvision.txt")) == {
         "python": {"packages": {"torchvision": "0.11.2+cu102", "torch": "1.10.1"}}}
 
@@ -1243,3 +1243,32 @@ def test_no_nvidia_gpu_said_of_the_laptop_as_it():
     # IDEA-Research/Grounded-Segment-Anything: "I also can't enable CUDA on my Laptop since it doesn't have an NVIDIA graphics card"
     assert stated.parse("I can't enable CUDA on my Laptop since it doesn't have an NVIDIA graphics card")["nvidia"]["gpus"] == []
     assert stated.parse("I have a MacBookPro with the M1 chip")["host"] == {"os": "macos", "machine_arch": "arm64"}
+
+
+@pytest.mark.parametrize("text, toolkit", [
+    ("paddle=2.2.2\ncuda 10.2\ncudnn 7.6.5\nNVIDIA A30", "10.2"),  # PaddlePaddle/Paddle#56514
+    ("服务器显卡是rtx3070，安装paddle后运行模型出错\ncuda装的是10.0版本", "10.0"),  # PaddlePaddle/Paddle#30092
+    ("GPU：RTX 3090，CUDA11.2 CUDNN 8.2，完全对应的官方版本", "11.2"),  # PaddlePaddle/Paddle#40021
+    ("My CUDA version is 11.7.", "11.7"),
+    ("| NVIDIA-SMI 535.86.05   Driver Version: 535.86.05   CUDA Version: 12.2 |", None),  # the driver's CUDA
+    ("I installed PyTorch 2.1 + CUDA 12.1", None),  # torch's build
+    ("torch was built with CUDA 11.8", None),
+    ("this repo requires CUDA 11.8", None), ("CUDA 12.1 or later", None), ("cuda 11.x", None),
+])
+def test_stated_cuda_is_the_toolkit_only_where_nothing_else_owns_it(text, toolkit):
+    from envdoctor.read import stated
+
+    assert (stated.parse(text).get("cuda_toolkit") or {}).get("version") == toolkit
+
+
+def test_a_stated_cuda_that_cannot_build_for_the_stated_gpu_is_the_cause_of_a_text_without_a_message():
+    from envdoctor.complete import complete
+    from envdoctor.explain import explain
+    from envdoctor.facts import Facts
+
+    text = "服务器显卡是rtx3070，安装paddle后运行模型出错\ncuda装的是10.0版本\n想问下，rtx3070是否支持现有的paddle版本？"
+    facts, _ = read_machine(text)
+    result = explain(text, complete(Facts.from_dict(facts)), machine_described=True)
+    assert result.diagnosis[:1] == ("gpu-arch-unsupported",)
+    facts, _ = read_machine(text.replace("10.0", "11.2"))  # CUDA 11.1+ builds for sm_86
+    assert explain(text, complete(Facts.from_dict(facts)), machine_described=True).diagnosis == ()

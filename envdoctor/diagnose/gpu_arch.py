@@ -26,6 +26,34 @@ def gpu_arch_unsupported(facts: Facts) -> Iterable[Finding]:
     yield from _torch(facts)
     yield from _tensorflow_jax(facts)
     yield from _paddle(facts)
+    toolkit = toolkit_cannot_build_for_gpu(facts)
+    if toolkit is not None:
+        yield toolkit
+
+
+def toolkit_cannot_build_for_gpu(facts: Facts) -> Optional[Finding]:
+    """The active CUDA toolkit cannot compile for a GPU of this machine, nor for an older GPU of its
+    generation (CUDA 10.2 on an RTX 3090, CUDA 12.4 on an RTX 5090): extensions built with it, and a
+    framework that uses the system's CUDA (Paddle's GPU builds load it), have no kernels there. A
+    warning: torch, TensorFlow and JAX wheels carry their own CUDA and do not use it."""
+    toolkit = facts.cuda_toolkit.version if facts.cuda_toolkit else None
+    if not toolkit or facts.jetson is not None:
+        return None
+    unreachable = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if _generation_unreachable(cc, toolkit)]
+    if not unreachable:
+        return None
+    sm = ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in unreachable}))
+    return Finding(
+        code="gpu-arch-unsupported", severity="warning", section="toolkit",
+        title=f"CUDA toolkit {toolkit} cannot build for {sm}",
+        detail=", ".join(f"{_gpu(i, name)} has compute capability {cc}" for i, name, cc in unreachable)
+               + f"; no CUDA {toolkit} compiler targets it or an older GPU of its generation (gpus matrix), so CUDA "
+               "extensions built with it, and a framework that uses the system's CUDA (Paddle's GPU builds), have no "
+               "kernels for it: they fail with \"no kernel image is available\", hang, or fall back to the CPU.",
+        fix=("Install a CUDA toolkit that supports this GPU (`envdoctor install cuda-toolkit`), and a framework build "
+             "for that CUDA (`envdoctor install paddle --cuda auto`)",),
+        evidence=(f"cuda_toolkit.version={toolkit}", *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in unreachable)),
+    )
 
 
 def _torch(facts: Facts) -> Iterable[Finding]:

@@ -65,6 +65,14 @@ _PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])(?:versions? of )?" + name + 
                   for dist, name in _NAMES)
 # The CUDA a torch was built with, said right after its version: "PyTorch 1.7.1 + CUDA 10.1", "torch 1.13 with CUDA 11.7".
 _BUILT_WITH_CUDA = re.compile(r"\s{0,2}(?:\+|with|w/|(?:built|compiled) (?:with|for))\s{0,2}CUDA\s?(\d{1,2})\.(\d)(?:\.\d{1,3})?(?![\d.])", re.I | re.A)
+# A CUDA version stated as the machine's: "CUDA 10.2", "cuda: 11.8", "CUDA version is 11.7", "CUDA11.2",
+# "CUDA toolkit 12.1", "cuda装的是10.0版本", "CUDA版本为11.2" (7.x-13.x; "cu118" is a wheel tag, not read here).
+_CUDA = re.compile(r"(?<![\w./-])CUDA(?:[ -]?(?:toolkit|version|ver\.?|runtime)| ?版本)?(?: (?:is|was)| ?[:=：]| ?装的是| ?(?:为|是))? ?v?"
+                   r"((?:[7-9]|1[0-3])\.\d)(?:\.\d{1,3}){0,2}(?![\d]|\.\d|\.x|\+)" + _AFTER[len(_END):], re.I | re.A)
+# Words before a CUDA version that make it another's: nvidia-smi's header ("Driver Version: 535.86 CUDA Version: 12.2",
+# the driver's), a framework's build ("built with CUDA 11.8", "PyTorch 2.1 + CUDA 12.1", "cu118 / CUDA 11.8 wheel").
+_NOT_THE_TOOLKIT = re.compile(r"driver|nvidia-smi|smi\b|built|compiled|build\b|wheel|torch[^,;\n]{0,12}(?:\+|with|w/) ?$|\bfor $",
+                              re.I | re.A)
 _CUDA_TAG = re.compile(r"\+cuda ?(\d{1,2})\.(\d)(?:\.\d{1,3})?$", re.I)  # "1.7.1+Cuda10.1", read as one version
 _PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
 _DRIVER = re.compile(r"(?<![\w.-])(?:(?:NVIDIA |GPU |graphics )?driver(?: version)?(?: (?:is|was)| ?:)? ?v?|NVIDIA-SMI )"
@@ -145,7 +153,7 @@ _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
-_WORDS = ("ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "visual studio", "vs 20", "vs20", "ubuntu", "macos", "mac os",
+_WORDS = ("cuda", "ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "visual studio", "vs 20", "vs20", "ubuntu", "macos", "mac os",
           "rtx", "gtx", "gt ", "gts ", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "苹果", "a卡", "mac", "gpu", "card", "linux", "intel")
 
 
@@ -163,6 +171,7 @@ def parse(text: str) -> dict:
         _first_stated(facts, path, pattern, flat, dist)
     _first_stated(facts, "python.version", _PYTHON, flat)
     _first_stated(facts, "nvidia.driver_version", _DRIVER, flat)
+    _cuda_toolkit(facts, flat)
     _os(facts, flat, lower)
     for m in _GPU.finditer(flat):
         if not _replaced(flat, m):
@@ -202,6 +211,18 @@ def _first_stated(facts: dict, path: str, pattern: re.Pattern, flat: str, dist: 
         value = pep440(_CUDA_TAG.sub(r"+cu\1\2", m.group(1).replace(" ", ""))) if dist else m.group(1)
         cuda = _BUILT_WITH_CUDA.match(flat, m.end()) if dist == "torch" and value and "+" not in value else None
         put(facts, path, f"{value}+cu{cuda.group(1)}{cuda.group(2)}" if cuda else value)  # "PyTorch 1.7.1 + CUDA 10.1"
+        return
+
+
+def _cuda_toolkit(facts: dict, flat: str) -> None:
+    """The first CUDA version the reporter says they have ("cuda 10.2", "CUDA version is 11.7",
+    "cuda装的是10.0版本"), not nvidia-smi's header (the driver's CUDA), nor the CUDA a framework was
+    built with, nor a wish or a requirement."""
+    for m in _CUDA.finditer(flat):
+        before = flat[max(0, m.start() - 60):m.start()]
+        if _WANTED.search(before[-40:]) or _NOT_THE_TOOLKIT.search(before):
+            continue
+        put(facts, "cuda_toolkit.version", m.group(1))
         return
 
 
