@@ -75,6 +75,20 @@ def _host_os(facts: Facts, inferred: dict) -> Facts:
     return facts
 
 
+def _host_glibc(facts: Facts, inferred: dict) -> Facts:
+    """A named distribution's glibc (CentOS 7 -> 2.17): it comes with the release and is never upgraded."""
+    host = facts.host
+    if host.glibc or not host.distro or host.os not in (None, "linux") or host.wsl:
+        return facts
+    from envdoctor.container.base_images import distro_of_name
+
+    row = distro_of_name(host.distro)
+    if row is None or not row.glibc:
+        return facts
+    inferred["host.glibc"] = f"base_images.toml: distro {row.name} {row.version} ({host.distro}) -> glibc {row.glibc}"
+    return _replace(facts, host=dataclasses.replace(host, glibc=row.glibc))
+
+
 def _host_arch(facts: Facts, inferred: dict) -> Facts:
     host = facts.host
     if host.arch:
@@ -344,6 +358,6 @@ def _replace(facts: Facts, **changes) -> Facts:
     return dataclasses.replace(facts, **changes)
 
 
-_STEPS: tuple[Step, ...] = (_windows_driver, _failure_from_text, _driver_from_kernel_module, _jetson_from_gpu, _host_os,
+_STEPS: tuple[Step, ...] = (_windows_driver, _failure_from_text, _driver_from_kernel_module, _jetson_from_gpu, _host_os, _host_glibc,
                             _jetson, _jetson_soc, _host_arch, _python_version, _gpu_capabilities, _driver_cuda, _cudnn_from_packages,
                             _packages_from_frameworks, _torch_arch_list)

@@ -802,7 +802,39 @@ def _explain_check(code: str, match: Match, facts: Facts, described: bool = Fals
         return _container_shows_no_gpu(facts)
     if code == "cuda-libs-missing":
         return _library_for_other_cuda(match, facts)
+    if code == "glibc-too-old":
+        return _glibc_older_than_current_wheels(facts)
     return None
+
+
+OLDEST_CURRENT_GLIBC = "2.28"  # manylinux_2_28 (PEP 600): the floor of most wheels since 2024 (torch 2.6+, onnxruntime)
+MANYLINUX2014_GLIBC = "2.17"  # manylinux2014 (PEP 599): the floor of nearly every wheel since 2020
+RECENT_PYTHON = "3.10"  # a Python of the manylinux_2_28 era, and no old one that newer releases dropped
+
+
+def _glibc_older_than_current_wheels(facts: Facts) -> Optional[Finding]:
+    """A message that pip found no usable wheel, on a Linux whose glibc (its own, or its named
+    distribution's) is older than manylinux2014's, or older than manylinux_2_28's under a recent Python
+    (an old Python is the likelier reason then). Not on a Jetson, where the wheel's platform is the question."""
+    from envdoctor.diagnose._common import public
+
+    glibc, python = facts.host.glibc, facts.python.version
+    if facts.host.os not in (None, "linux") or facts.jetson is not None or not glibc or public(glibc) is None:
+        return None
+    recent_python = bool(python) and public(python) is not None and public(python) >= public(RECENT_PYTHON)
+    if public(glibc) >= public(OLDEST_CURRENT_GLIBC if recent_python else MANYLINUX2014_GLIBC):
+        return None
+    where = f" ({facts.host.distro})" if facts.host.distro else ""
+    return Finding(
+        code="glibc-too-old", severity="error", section="platform",
+        title=f"glibc {glibc}{where} is older than the {OLDEST_CURRENT_GLIBC} that most current Linux wheels need",
+        detail=("Linux wheels name the oldest glibc they run on (manylinux_2_17, manylinux_2_28); pip skips those built for "
+                f"a newer glibc than this system's {glibc}, so it finds only old releases, or none. glibc comes with the "
+                "operating system and cannot be upgraded by pip."),
+        fix=("Run on a newer distribution (glibc 2.28 or later: RHEL/Rocky 8+, Ubuntu 20.04+, Debian 10+) or in a container "
+             "built on one, or install the newest release that still publishes manylinux2014 (glibc 2.17) wheels, or use conda",),
+        evidence=(f"host.glibc={glibc}",) + ((f"host.distro={facts.host.distro}",) if facts.host.distro else ()),
+    )
 
 
 def _torch_cpu_build(facts: Facts) -> Optional[Finding]:

@@ -799,3 +799,24 @@ def test_a_fermi_gpu_named_without_a_message_is_too_old_for_every_torch():
     text = "i have cuda 9.1 ( GeForce GT 625M ). I got this error when I run the command line examples."
     assert _completed(text) == ("gpu-arch-unsupported",)
     assert _completed(text.replace("GT 625M", "GTX 1060")) == ()
+
+
+def test_pip_finding_only_old_releases_on_a_named_old_distribution_is_its_glibc():
+    """microsoft/onnxruntime#24338: CentOS 7.9 (glibc 2.17), Python 3.11, only 1.15-1.16 offered."""
+    from envdoctor.complete import complete
+    from envdoctor.facts import Facts
+    from envdoctor.read import read_machine
+
+    text = ("(oichat) [root@cu72 open_webui]# python -V\nPython 3.11.11\n"
+            "(oichat) [root@cu72 open_webui]# pip install onnxruntime==1.20.1\n"
+            "ERROR: Could not find a version that satisfies the requirement onnxruntime==1.20.1 "
+            "(from versions: 1.15.0, 1.15.1, 1.16.0, 1.16.1, 1.16.2, 1.16.3)\n"
+            "ERROR: No matching distribution found for onnxruntime==1.20.1\n\n### OS Version\n\nCentOS 7.9\n")
+    facts, _ = read_machine(text)
+    assert explain(text, complete(Facts.from_dict(facts)), machine_described=True).diagnosis[0] == "glibc-too-old"
+    for other in ("Rocky Linux 9.3", "CentOS 7.9\n"):  # glibc 2.34; 2.17 under a Python not known recent: the Python is the suspect
+        changed = text.replace("CentOS 7.9", other)
+        if other.startswith("CentOS"):
+            changed = changed.replace("Python 3.11.11\n", "")
+        facts, _ = read_machine(changed)
+        assert explain(changed, complete(Facts.from_dict(facts)), machine_described=True).diagnosis[0] == "python-unsupported"

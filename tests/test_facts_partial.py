@@ -626,6 +626,20 @@ def test_host_os_from_the_distribution_or_glibc(host, os_name):
     assert facts.host.os == os_name and facts.is_inferred("host.os")
 
 
+@pytest.mark.parametrize("distro, glibc", [("CentOS 7.9", "2.17"), ("CentOS Linux release 7.9.2009 (Core)", "2.17"),
+                                           ("Rocky Linux 8.6", "2.28"), ("Ubuntu 18.04.6 LTS", "2.27"), ("Debian 12", "2.36"),
+                                           ("Ubuntu 14.04", None), ("Arch Linux", None)])
+def test_host_glibc_from_the_named_distribution(distro, glibc):
+    from envdoctor.container import base_images
+
+    facts = completed({"host": {"distro": distro}})
+    assert facts.host.glibc == glibc
+    if glibc:  # the row it came from is the base_images table's
+        row = base_images.distro_of_name(distro)
+        assert row.glibc == glibc and f"distro {row.name} {row.version}" in facts.inferred["host.glibc"]
+    assert completed({"host": {"distro": distro, "glibc": "2.99"}}).host.glibc == "2.99"  # observed is kept
+
+
 def test_host_os_from_a_wsl_driver():
     facts = completed({"nvidia": {"driver_version": "573.24", "driver_kind": "wsl"}})
     assert (facts.host.os, facts.host.wsl) == ("linux", True)
@@ -745,7 +759,7 @@ def test_every_inference_step_is_covered_here():
     covered = {"_windows_driver", "_jetson_from_gpu", "_host_os", "_jetson", "_host_arch", "_gpu_capabilities",
                "_driver_cuda", "_packages_from_frameworks", "_torch_arch_list", "_failure_from_text",
                "_driver_from_kernel_module", "_python_version", "_cudnn_from_packages",
-               "_jetson_soc"}  # (tests/test_complete_inference.py)
+               "_jetson_soc", "_host_glibc"}  # (tests/test_complete_inference.py)
     assert {step.__name__ for step in module._STEPS} <= covered
 
 

@@ -92,6 +92,25 @@ def distro(name: str, version_or_codename: Optional[str]) -> Optional[Distro]:
     return None
 
 
+# A distribution as a person or /etc/os-release names it: "CentOS 7.9", "CentOS Linux release 7.9.2009",
+# "Red Hat Enterprise Linux Server 7.6", "Rocky Linux 8.6", "Ubuntu 18.04.6 LTS", "Debian 10", "centos7".
+_RHEL_WORDS = r"(?:centos|rhel|red ?hat(?: enterprise linux)?|rocky(?: ?linux)?|alma(?: ?linux)?|oracle ?linux|ol)"
+_NAMED = re.compile(rf"\b(?:(?P<rhel>{_RHEL_WORDS})(?: linux)?(?: server| workstation)?(?: release)? ?(?P<el>[6-9])(?:\.\d{{1,2}})?"
+                    r"|(?P<ubuntu>ubuntu) ?(?P<u>\d{2}\.\d{2})|(?P<debian>debian)(?: gnu/linux)? ?(?P<d>\d{1,2}))(?![\d])", re.I)
+
+
+def distro_of_name(text: str) -> Optional[Distro]:
+    """The row of a distribution named in words; None for one the table lacks."""
+    match = _NAMED.search(text or "")
+    if not match:
+        return None
+    if match.group("rhel"):
+        return distro("rhel", match.group("el"))
+    if match.group("ubuntu"):
+        return distro("ubuntu", match.group("u"))
+    return distro("debian", match.group("d"))
+
+
 def distro_of_os_word(word: str) -> Optional[Distro]:
     """nvidia/cuda's OS word: ubuntu22.04, ubi9, rockylinux8, centos7."""
     match = re.match(r"^(ubuntu)(\d\d\.\d\d)$|^(ubi|rockylinux|centos|oraclelinux)(\d+)$", word)

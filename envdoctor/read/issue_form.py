@@ -114,7 +114,7 @@ def _os(facts: dict, value: str) -> None:
     elif re.search(r"ubuntu|debian|linux|centos|fedora|rhel|red hat|rocky|alma|arch|suse|manjaro|mint", low):
         put(facts, "host.os", "linux")
         distro = distro_name(value) if not re.match(r"Linux-\d", value) else None  # platform.platform(): misc reads it
-        if distro:
+        if distro and distro.lower() not in ("linux", "gnu/linux"):  # "Platform: Linux" names the OS, not a distribution
             put(facts, "host.distro", distro)
 
 
