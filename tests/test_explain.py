@@ -820,3 +820,18 @@ def test_pip_finding_only_old_releases_on_a_named_old_distribution_is_its_glibc(
             changed = changed.replace("Python 3.11.11\n", "")
         facts, _ = read_machine(changed)
         assert explain(changed, complete(Facts.from_dict(facts)), machine_described=True).diagnosis[0] == "python-unsupported"
+
+
+def test_a_stated_cuda_of_another_release_than_tensorflows_build_is_missing_libraries():
+    """OpenNMT/OpenNMT-tf#638: TF 2.1 (built for CUDA 10.1, which it loads from the system) with CUDA 10.2."""
+    from envdoctor.complete import complete
+    from envdoctor.facts import Facts
+    from envdoctor.read import read_machine
+
+    text = ("I installed the latest version `2.8.1` . tf version is `2.1.0` and cuda version is `10.2`.\n"
+            "However, the running process only occupies about 153MB GPU no matter the batch_size.")
+    facts, _ = read_machine(text)
+    assert explain(text, complete(Facts.from_dict(facts)), machine_described=True).diagnosis[:1] == ("cuda-libs-missing",)
+    for same in ("10.1", "10.1.243"):  # the release it was built for: nothing wrong with its libraries
+        facts, _ = read_machine(text.replace("`10.2`", f"`{same}`"))
+        assert "cuda-libs-missing" not in explain(text, complete(Facts.from_dict(facts)), machine_described=True).diagnosis

@@ -228,3 +228,46 @@ def _jax_local(facts: Facts) -> Iterable[Finding]:
         fix=plan_fix(facts, "jax", f"Install the pip CUDA libraries: `pip install \"jax[cuda{major}]\"`"),
         evidence=(f"python.packages.{plugin}={package(facts, plugin)}", f"cuda_toolkits={','.join(_toolkit_majors(facts)) or None}"),
     )
+
+
+@rule
+def tensorflow_stated_toolkit(facts: Facts) -> Iterable[Finding]:
+    """A TensorFlow that loads the system's CUDA (every GPU build without `[and-cuda]`) where the one
+    CUDA toolkit known is a stated one of another release than its build's: the libraries it opens by
+    soname (libcudart.so.10.1 / cudart64_101.dll before CUDA 11, one per major from CUDA 11) are not
+    that toolkit's. A probed machine's full toolkit list is judged by the rule above instead; a text
+    that names another framework too (torch, Paddle, JAX, ONNX Runtime) may be about that one."""
+    toolkit = facts.cuda_toolkit.version if facts.cuda_toolkit else None
+    if not toolkit or facts.lists_everything("cuda_toolkits") or facts.jetson is not None:
+        return
+    if any(package(facts, d) for d in _OTHER_RUNTIMES) or any(k != "tensorflow" for k in facts.frameworks):
+        return
+    dist = "tensorflow-gpu" if package(facts, "tensorflow-gpu") else "tensorflow"
+    version = package(facts, "tensorflow-gpu") or tensorflow_gpu(facts)
+    release = str(public(version)) if version and public(version) else None
+    if not release:
+        return
+    needs, _, and_cuda = knowledge.tf_build(release)
+    needs = needs or knowledge.tf_legacy_cuda(release)
+    if not needs or and_cuda or _soname_series(needs) == _soname_series(toolkit):
+        return
+    yield Finding(
+        code="cuda-libs-missing", severity="error", section="toolkit",
+        title=f"{dist} {version} was built for CUDA {needs}, the CUDA here is {toolkit}",
+        detail=(f"TensorFlow {release} loads the CUDA {_soname_series(needs)} libraries of the system at run time "
+                f"(libcudart.so.{_soname_series(needs)} and its siblings); "
+                f"a CUDA {toolkit} toolkit does not provide them, so it prints \"Could not load dynamic library\" and "
+                "runs on the CPU."),
+        fix=(f"Install the CUDA {needs} toolkit (and its cuDNN) next to the other one, or a TensorFlow release built for "
+             f"CUDA {toolkit} (`envdoctor matrix tensorflow`)",),
+        evidence=(f"python.packages.{dist}={version}", f"cuda_toolkit.version={toolkit}"),
+    )
+
+
+_OTHER_RUNTIMES = ("torch", "paddlepaddle", "paddlepaddle-gpu", "jax", "jaxlib", "onnxruntime", "onnxruntime-gpu")
+
+
+def _soname_series(cuda: str) -> str:
+    """The part of a CUDA version its libraries' sonames carry: "10.1" up to CUDA 10, the major from 11 on."""
+    major = cuda.split(".")[0]
+    return cuda if int(major) < 11 else major
