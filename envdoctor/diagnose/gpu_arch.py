@@ -39,10 +39,9 @@ def toolkit_cannot_build_for_gpu(facts: Facts) -> Optional[Finding]:
     toolkit = facts.cuda_toolkit.version if facts.cuda_toolkit else None
     if not toolkit or facts.jetson is not None:
         return None
-    unreachable = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if _generation_unreachable(cc, toolkit)]
+    unreachable, sm = _unreachable(facts, toolkit)
     if not unreachable:
         return None
-    sm = ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in unreachable}))
     return Finding(
         code="gpu-arch-unsupported", severity="warning", section="toolkit",
         title=f"CUDA toolkit {toolkit} cannot build for {sm}",
@@ -193,10 +192,9 @@ def _cuda_generation(facts: Facts, framework: str, what: str, cuda: str, evidenc
                      source: str = "") -> Iterable[Finding]:
     """A build against CUDA X on a GPU that no toolkit X can compile for, nor any older GPU of its
     generation whose code it could run: its kernels (and its CUDA libraries') cannot run there."""
-    unreachable = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if _generation_unreachable(cc, cuda)]
+    unreachable, sm = _unreachable(facts, cuda)
     if not unreachable:
         return
-    sm = ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in unreachable}))
     yield Finding(
         code="gpu-arch-unsupported", severity="error", section="frameworks",
         title=f"{what}, built for CUDA {cuda}, has no kernels for {sm}",
@@ -207,6 +205,12 @@ def _cuda_generation(facts: Facts, framework: str, what: str, cuda: str, evidenc
         fix=plan_fix(facts, framework, fix),
         evidence=(evidence, *(f"nvidia.gpus[{i}].compute_capability={cc}" for i, _, cc in unreachable)),
     )
+
+
+def _unreachable(facts: Facts, cuda: str) -> tuple[list, str]:
+    """The GPUs (index, name, compute capability) that CUDA `cuda` cannot reach, and their SASS names."""
+    unreachable = [(i, name, cc) for i, name, cc in gpu_ccs(facts) if _generation_unreachable(cc, cuda)]
+    return unreachable, ", ".join(sorted({"sm_" + cc.replace(".", "") for _, _, cc in unreachable}))
 
 
 def _generation_unreachable(cc: str, cuda: str) -> bool:
