@@ -718,6 +718,9 @@ _CONTEXT_FIXES = {
 # explains an extension that finds no nvcc or CUDA_HOME, not a C++ symbol the installed torch lacks.
 _ONLY_ABOUT_CUDA = frozenset({("no-gpu-platform", "extension-build-mismatch")})
 _ABOUT_CUDA = re.compile(r"cuda|nvcc", re.I)
+# A message of AMD's own runtime (HIP's errors, the amdgpu driver's /dev/kfd, rocminfo) is about the AMD GPU the
+# machine has: "no NVIDIA GPU" explains nothing of it (a reporter's words naming ROCm may still be about CUDA).
+_ABOUT_AMD = re.compile(r"/dev/kfd|rocminfo|ROCk module|hipError|HIP error|amdgpu", re.I)
 
 
 # A Mac has no NVIDIA GPU for a container to be given either ("could not select device driver" under
@@ -727,8 +730,9 @@ _ON_A_MAC_ALSO = {"no-gpu-platform": ("container-gpu-missing",)}
 
 def _context_causes(codes: list[str], here: frozenset[str], excerpt: str = "", on_a_mac: bool = False) -> list[str]:
     """The context's own cause, for a message whose candidate causes it explains."""
-    about_cuda = bool(_ABOUT_CUDA.search(excerpt))
+    about_cuda, about_amd = bool(_ABOUT_CUDA.search(excerpt)), bool(_ABOUT_AMD.search(excerpt))
     return [context for context, explains in _CONTEXT_EXPLAINS.items() if context in here
+            and not (context == "no-gpu-platform" and about_amd and not about_cuda)
             and any(c in explains + (_ON_A_MAC_ALSO.get(context, ()) if on_a_mac else ())
                     and (about_cuda or (context, c) not in _ONLY_ABOUT_CUDA) for c in codes)]
 

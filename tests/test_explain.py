@@ -822,3 +822,15 @@ def test_a_stated_cuda_of_another_release_than_tensorflows_build_is_missing_libr
     for same in ("10.1", "10.1.243"):  # the release it was built for: nothing wrong with its libraries
         assert "cuda-libs-missing" not in _completed(text.replace("`10.2`", f"`{same}`"))
     assert "cuda-libs-missing" not in _completed(text + "\nI also use torch 2.1.0")  # the text may be about torch
+
+
+def test_amds_own_runtime_failing_is_not_explained_by_the_missing_nvidia_gpu():
+    """ROCm/legacy-rocm-build#1361: rocminfo under WSL2 on an RX 580 finds no /dev/kfd."""
+    text = ("I've tried to install rocm to use my RX580 GPU with TensorFlow.\n`/opt/rocm/bin/rocminfo`\n"
+            "> ROCk module is NOT loaded, possibly no GPU devices\n"
+            "Unable to open /dev/kfd read-write: No such file or directory\n"
+            "Is there any way to use my RX580 GPU with WSL2 or should I do a separate installation for Ubuntu?")
+    assert _completed(text)[:1] == ("wsl-gpu-setup",)
+    # a CUDA message on the same AMD machine is still the missing NVIDIA GPU
+    assert _completed("cupy on my AMD RX580 GPU: CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected"
+                      )[:1] == ("no-gpu-platform",)
