@@ -500,10 +500,8 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     if new_gpu is not None:
         return [new_gpu]
     if framework in (None, "paddle") and not explained:  # a CUDA the reporter has that cannot target their GPU
-        from envdoctor.diagnose.gpu_arch import toolkit_cannot_build_for_gpu
-
-        toolkit = toolkit_cannot_build_for_gpu(facts)
-        return [toolkit] if toolkit is not None else []
+        # diagnose's toolkit_cannot_build_for_gpu: the one gpu-arch-unsupported finding about the toolkit
+        return [f for f in findings if f.code == "gpu-arch-unsupported" and f.section == "toolkit"][:1]
     return []
 
 

@@ -49,7 +49,8 @@ from envdoctor.read._util import add_gpu, distro_name, pep440, put
 from envdoctor.textnorm import flatten
 
 _END = r"(?![\w+]|\.\d|\.x|\.\*)"  # not part of a longer version, a wildcard or a range
-_AFTER = _END + r"(?! ?(?:or|and|to|-|~) ?(?:later|newer|higher|above|greater|up|\d))"
+_NO_RANGE = r"(?! ?(?:or|and|to|-|~) ?(?:later|newer|higher|above|greater|up|\d))"  # not "2.1 or later", "2.1 to 2.3"
+_AFTER = _END + _NO_RANGE
 _IS = r"(?: version| ?版本)?(?: (?:is|was)| ?[:=]{1,2}| -| ?\()? ?:? ?v?"  # "tensorflow version is: 2.12" / "torch: 2.1" / "pytorch=2.0.1" / "TF - 2.1.0" / "TensorFlow==2.3" / "pytorch version(2.1.2)"
 _VERSION = r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?: ?\+ ?[a-z0-9]{2,12}(?:\.[a-z0-9]{1,12}){0,3})?)"  # "2.8.0 + cu129" too
 _NAMES = (  # (dist, how a sentence names it); a longer name first where one contains another
@@ -68,10 +69,10 @@ _BUILT_WITH_CUDA = re.compile(r"\s{0,2}(?:\+|with|w/|(?:built|compiled) (?:with|
 # A CUDA version stated as the machine's: "CUDA 10.2", "cuda: 11.8", "CUDA version is 11.7", "CUDA11.2",
 # "CUDA toolkit 12.1", "cuda装的是10.0版本", "CUDA版本为11.2" (7.x-13.x; "cu118" is a wheel tag, not read here).
 _CUDA = re.compile(r"(?<![\w./-])CUDA(?:[ -]?(?:toolkit|version|ver\.?|runtime)| ?版本)?(?: (?:is|was)| ?[:=：]| ?装的是| ?(?:为|是))? ?v?"
-                   r"((?:[7-9]|1[0-3])\.\d)(?:\.\d{1,3}){0,2}(?![\d]|\.\d|\.x|\+)" + _AFTER[len(_END):], re.I | re.A)
+                   r"((?:[7-9]|1[0-3])\.\d)(?:\.\d{1,3}){0,2}(?![\d]|\.\d|\.x|\+)" + _NO_RANGE, re.I | re.A)
 # Words before a CUDA version that make it another's: nvidia-smi's header ("Driver Version: 535.86 CUDA Version: 12.2",
 # the driver's), a framework's build ("built with CUDA 11.8", "PyTorch 2.1 + CUDA 12.1", "cu118 / CUDA 11.8 wheel").
-_NOT_THE_TOOLKIT = re.compile(r"driver|nvidia-smi|smi\b|built|compiled|build\b|wheel|torch[^,;\n]{0,12}(?:\+|with|w/) ?$|\bfor $",
+_NOT_THE_TOOLKIT = re.compile(r"driver|smi\b|built|compiled|build\b|wheel|torch[^,;\n]{0,12}(?:\+|with|w/) ?$|\bfor $",
                               re.I | re.A)
 _CUDA_TAG = re.compile(r"\+cuda ?(\d{1,2})\.(\d)(?:\.\d{1,3})?$", re.I)  # "1.7.1+Cuda10.1", read as one version
 _PYTHON = re.compile(r"(?<![\w.-])Python" + _IS + r"(3\.\d{1,2}(?:\.\d{1,2})?)" + _AFTER, re.I | re.A)
