@@ -14,6 +14,7 @@ from envdoctor.diagnose._common import (
 from envdoctor.diagnose.frameworks import tensorflow_gpu
 from envdoctor.facts import Cudnn, Facts
 from envdoctor.findings import Finding
+from envdoctor.values import FRAMEWORK_DISTRIBUTIONS
 
 _MISSING_LIB = re.compile(r"(lib(?:cudart|cudnn[a-z_]*|cublas(?:Lt)?|cufft|curand|cusolver|cusparse|nccl|nvrtc|nvJitLink|cuda)"
                           r"\.so(?:\.[\d.]+)?|(?:cudart|cudnn|cublas|cufft|curand|cusolver|cusparse|nvrtc)64_\w+\.dll)"
@@ -264,7 +265,8 @@ def tensorflow_stated_toolkit(facts: Facts) -> Iterable[Finding]:
     )
 
 
-_OTHER_RUNTIMES = ("torch", "paddlepaddle", "paddlepaddle-gpu", "jax", "jaxlib", "onnxruntime", "onnxruntime-gpu")
+_OTHER_RUNTIMES = tuple(dist for framework, dists in FRAMEWORK_DISTRIBUTIONS.items() if framework != "tensorflow"
+                        for dist in dists) + ("onnxruntime", "onnxruntime-gpu")
 
 
 def _soname_series(cuda: str) -> str:
