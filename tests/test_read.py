@@ -959,6 +959,37 @@ def test_a_tensorflow_js_field_is_not_tensorflow_and_python_2_is_read():
     assert issue_form.parse("### Python version\n\n2.7.5\n")["python"]["version"] == "2.7.5"
 
 
+def test_an_os_field_listing_several_answers_names_the_os_not_a_distribution():
+    # xorbitsai/inference #2836: "centos x84_64 、xinference:1.21 、cuda 12.4": CentOS, no macOS in "os x84"
+    assert issue_form.parse("### System Info\n\ncentos x84_64 、xinference:1.21 、cuda 12.4 、GPU: P40*4\n") == {
+        "host": {"os": "linux"}}
+    assert issue_form.parse("### OS\n\nUbuntu 22.04, x86_64\n")["host"] == {"os": "linux", "distro": "Ubuntu 22.04"}
+    assert issue_form.parse("### OS\n\nMac OS X 10.13\n")["host"] == {"os": "macos"}
+
+
+def test_a_cudnn_version_the_reporter_states_is_the_machines():
+    from envdoctor.read import stated
+
+    # onnxruntime #22809: "The cuda is 12.6 and the cudnn is 9.3"
+    assert stated.parse("The cuda is 12.6 and the cudnn is 9.3. I find")["cudnn"] == [{"version": "9.3", "source": "stated"}]
+    assert stated.parse("cudnn版本8.2")["cudnn"][0]["version"] == "8.2"
+    for other in ("requires cuDNN 8.9 or later", "PyTorch built with cuDNN 8.9", "Require cuDNN 8.* and CUDA 12.*"):
+        assert "cudnn" not in stated.parse(other), other
+    # onnxruntime's issue form
+    assert issue_form.parse("### Execution Provider Library Version\n\ncuda 12.6, cudnn 9.3, jetpack 6.1\n")["cudnn"] == [
+        {"version": "9.3", "source": "issue form"}]
+
+
+def test_a_command_in_a_sentence_hides_only_itself():
+    from envdoctor.read import stated
+
+    # scverse/scvi-tools #1929: the machine stays readable around the command
+    text = "Our work-issued laptops are Mac M1, and so we cannot `pip install scvi-tools` anymore due to the Jax requirement."
+    assert stated.parse(text)["host"] == {"os": "macos", "machine_arch": "arm64"}
+    assert stated.parse("then `pip install torch==2.1.0` fails") == {}  # the command's pin is no installed version
+    assert stated.parse("pip install tensorflow==2.15") == {}
+
+
 def test_an_unticked_checkbox_states_nothing():
     from envdoctor.read import stated
 
@@ -1000,7 +1031,8 @@ def test_a_stated_absence_of_an_nvidia_gpu_is_recorded_as_none():
 def test_a_mac_named_by_its_chip_or_model_is_macos():
     from envdoctor.read import stated
 
-    for text in ("Python 3.10.13\nApple M2", "MacBook Pro M1 14\" - MacOS 12.5.1", "Mac M3，运行报错", "run it on my Mac"):
+    for text in ("Python 3.10.13\nApple M2", "MacBook Pro M1 14\" - MacOS 12.5.1", "Mac M3，运行报错", "run it on my Mac",
+                 "coda is not supported on Mac", "On Mac Silicon tensor rendering works faster"):
         assert stated.parse(text)["host"]["os"] == "macos", text
     assert stated.parse("this MacBook vs the Ubuntu 22.04 server") == {}  # two machines: nothing
 
@@ -1065,6 +1097,9 @@ def test_stated_machine_of_a_reporters_sentence():
     intel = stated.parse("I'm using a integrated Intel GPU(iris xe graphics). os is win 11, torch==2.0.0+cu118")
     assert intel["nvidia"]["gpus"] == [] and intel["host"]["os"] == "windows"
     assert stated.parse("we are currently using Intel (r) UHD Graphics 630")["nvidia"]["gpus"] == []
+    # stable-diffusion-webui-forge #3060: "run Forge on Windows 11 with an Intel R GPU"
+    assert stated.parse("I'm attempting to run Forge on Windows 11 with an Intel R GPU")["nvidia"]["gpus"] == []
+    assert stated.parse("a laptop with an Intel UHD GPU and an RTX 3060")["nvidia"]["gpus"] != []
     assert stated.parse("I am on Linux on a virtual machine, and i really don't understand this error") == {"host": {"os": "linux"}}
     assert stated.parse("Platform: macbook pro 16in") == {"host": {"os": "macos"}}
     assert stated.parse("on MAC pro M1") == {"host": {"os": "macos"}}

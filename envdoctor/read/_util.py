@@ -132,9 +132,15 @@ def merge(base: dict, extra: dict) -> dict:
         elif key == "gpus" and isinstance(mine, list) and isinstance(value, list):
             out[key] = _merge_gpus(mine, value)
         elif key == "cudnn" and isinstance(mine, list) and isinstance(value, list):
-            seen = {e.get("version") for e in mine}
-            out[key] = mine + [dict(e) for e in value if e.get("version") not in seen]
+            seen = [e.get("version") or "" for e in mine]
+            out[key] = mine + [dict(e) for e in value if not any(_same_release(e.get("version") or "", v) for v in seen)]
     return out
+
+
+def _same_release(a: str, b: str) -> bool:
+    """"7.6" and "7.6.5" name one release, one of them less precisely."""
+    x, y = a.split("."), b.split(".")
+    return bool(a and b) and x[:len(y)] == y[:len(x)]
 
 
 def _merge_gpus(base: list, extra: list) -> list:

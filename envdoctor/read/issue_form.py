@@ -109,11 +109,14 @@ def _os(facts: dict, value: str) -> None:
         put(facts, "host.wsl", True)
     elif re.search(r"\bwin(?:dows?)?\s?(?:1[01]|7|8|server)?\b|\bwin1[01]\b", low):  # "Window" too
         put(facts, "host.os", "windows")
-    elif re.search(r"mac\s?os|os\s?x|darwin|\bmac\b", low):
+    elif re.search(r"mac\s?os|\bos\s?x\b|darwin|\bmac\b", low):  # not "centos x86_64"
         put(facts, "host.os", "macos")
     elif re.search(r"ubuntu|debian|linux|centos|fedora|rhel|red hat|rocky|alma|arch|suse|manjaro|mint", low):
         put(facts, "host.os", "linux")
-        distro = distro_name(value) if not re.match(r"Linux-\d", value) else None  # platform.platform(): misc reads it
+        # platform.platform() ("Linux-5.15-...") is misc's; a list of several answers ("centos x86_64、cuda 12.4、GPU: P40")
+        # is no distribution's name
+        distro = distro_name(value) if not re.match(r"Linux-\d", value) else None
+        distro = None if distro and re.search(r"[、,;|]", distro) else distro
         if distro and distro.lower() not in ("linux", "gnu/linux"):  # "Platform: Linux" names the OS, not a distribution
             put(facts, "host.distro", distro)
 
@@ -156,7 +159,7 @@ _READERS: tuple[tuple[tuple[str, ...], Callable[[dict, str], None]], ...] = (
     (("python version", "python"), _python),
     (("os platform and distribution", "os platform", "operating system", "os", "platform", "system"), _os),
     (("cuda/cudnn version", "cuda / cudnn version", "cuda version", "cuda/cudnn", "cuda"), _cuda_cudnn),
-    (("cudnn version",), _cuda_cudnn),
+    (("cudnn version", "execution provider library version"), _cuda_cudnn),  # the latter: onnxruntime's form
     (("gpu model and memory", "gpu model", "gpu models and configuration", "gpu", "graphics card", "hardware"), _gpu),
     (("nvidia driver version", "driver version", "gpu driver version", "nvidia driver", "driver"), _driver),
 )

@@ -45,7 +45,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from envdoctor.read._util import add_gpu, distro_name, pep440, put
+from envdoctor.read._util import add_cudnn, add_gpu, distro_name, pep440, put
 from envdoctor.textnorm import flatten
 
 _END = r"(?![\w+]|\.\d|\.x|\.\*)"  # not part of a longer version, a wildcard or a range
@@ -70,6 +70,9 @@ _BUILT_WITH_CUDA = re.compile(r"\s{0,2}(?:\+|with|w/|(?:built|compiled) (?:with|
 # "CUDA toolkit 12.1", "cuda装的是10.0版本", "CUDA版本为11.2" (7.x-13.x; "cu118" is a wheel tag, not read here).
 _CUDA = re.compile(r"(?<![\w./-])CUDA(?:[ -]?(?:toolkit|version|ver\.?|runtime)| ?版本)?(?: (?:is|was)| ?[:=：]| ?装的是| ?(?:为|是))? ?v?"
                    r"((?:[7-9]|1[0-3])\.\d)(?:\.\d{1,3}){0,2}(?![\d]|\.\d|\.x|\+)" + _NO_RANGE, re.I | re.A)
+# A cuDNN version stated as the machine's: "cudnn 8.9.2", "the cudnn is 9.3", "cuDNN version: 8.6", "cudnn v7.6.5", "cudnn版本8.2".
+_CUDNN = re.compile(r"(?<![\w./-])cuDNN(?:[ -]?version| ?版本)?(?: (?:is|was)| ?[:=：]| ?(?:为|是))? ?v?"
+                    r"([5-9]\.\d{1,2}(?:\.\d{1,3}){0,2})(?![\d]|\.\d|\.x|\.\*|\+)" + _NO_RANGE, re.I | re.A)
 # Words before a CUDA version that make it another's: nvidia-smi's header ("Driver Version: 535.86 CUDA Version: 12.2",
 # the driver's), a framework's build ("built with CUDA 11.8", "PyTorch 2.1 + CUDA 12.1", "cu118 / CUDA 11.8 wheel").
 _NOT_THE_TOOLKIT = re.compile(r"driver|smi\b|built|compiled|build\b|wheel|torch[^,;\n]{0,12}(?:\+|with|w/) ?$|\bfor $",
@@ -84,8 +87,8 @@ _WINDOWS = re.compile(r"(?<![\w.-])(?:Windows? ?(?:10|11)|Win ?1[01]|(?:Visual S
 _UBUNTU = re.compile(r"(?<![\w.-])Ubuntu ?(\d{2}\.\d{2})(?![\d])", re.I | re.A)
 _MACOS = re.compile(r"(?<![\w.-])mac ?OS (?:\w{1,12} )?(1[0-5](?:\.\d{1,2}){0,2})(?![\d])", re.I | re.A)
 # A Mac named by its chip or its model ("Apple M2", "M1 Max", "MacBook Pro"): macOS, whatever its version.
-_CHIP = r"Apple (?:silicon )?M[1-5]|Apple silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|苹果 ?M[1-5]|M[1-5] ?芯片|(?<=on an )M[1-5]|(?<=on my )M[1-5]"  # an Apple-silicon chip named
-_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|macOS ?版本|(?<=my )macOS\b|(?<=working on )macOS\b|(?<=running on )macOS\b|" + _CHIP
+_CHIP = r"Apple (?:silicon )?M[1-5]|(?:Apple|Mac) silicon|Mac ?M[1-5]|M[1-5] (?:Pro|Max|Ultra)|苹果 ?M[1-5]|M[1-5] ?芯片|(?<=on an )M[1-5]|(?<=on my )M[1-5]"  # an Apple-silicon chip named
+_MAC_MODEL = re.compile(r"(?<![\w.-])(?:(?<=my )Mac|(?<=on a )Mac|(?<=on )Mac|(?<=on the )Mac|macOS ?版本|(?<=my )macOS\b|(?<=working on )macOS\b|(?<=running on )macOS\b|" + _CHIP
                         + r"|MacBook ?(?:Pro|Air)?|Mac ?(?:mini|Studio|Pro))(?![\w-])", re.I | re.A)
 _APPLE_CHIP = re.compile(r"(?<![\w.-])(?:" + _CHIP + r"|M[1-5] (?:chip|Mac)|(?:MacBook(?: Pro| Air)?|Mac ?(?:mini|Studio)|iMac) \(?M[1-5])(?![\w-])",
                          re.I | re.A)
@@ -109,6 +112,8 @@ _NO_NVIDIA = re.compile(r"\b(?:I|we|this (?:machine|computer|laptop|pc|server)|m
                         r"Intel ?(?:\(R\) ?)?(?:(?:Iris|UHD|HD|Arc)\b|GPU|graphics|integrated)"
                         r"|\b(?:my|the|our) (?:only )?(?:GPU|graphics(?: card)?) (?:is|was) (?:an? |the )?(?:integrated |onboard )?Intel\b"
                         r"|\bIntel (?:Arc|Iris(?: Xe| Plus| Pro)?|UHD|HD|Xe)(?: Graphics)? (?:graphics )?card\b"  # "Intel XE Graphics card"
+                        # "run Forge on Windows 11 with an Intel R GPU"
+                        r"|\b(?:with|on|using) (?:an? |my |the )(?:integrated |onboard )?Intel ?(?:\(R\) ?|R )?(?:(?:Iris|UHD|HD|Arc|Xe)\w{0,4} )?(?:Graphics )?(?:GPU|iGPU|graphics card)\b"
                         # the reporter asks whether an NVIDIA GPU is needed: they have none
                         r"|\b(?:do I|do we|does it|will I) (?:really |absolutely )?need (?:an? |to have an? )?NVIDIA (?:GPU|graphics card|card)\b"
                         r"|\bIs (?:an? )?(?:NVIDIA )?GPU (?:a must|a must requirement|a requirement|required|mandatory|necessary)\b"
@@ -150,11 +155,24 @@ _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )
 _EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)|\((?:例如|比如|如|例)[^()\n]{0,160}\)", re.I)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
+def _before_command(line: str) -> str:
+    """A line without the install command in it: a command in backticks is dropped, else the line ends where the
+    command begins ("laptops are Mac M1, so we cannot `pip install scvi-tools` anymore" keeps the Mac)."""
+    m = _COMMAND.search(line)
+    if m is None:
+        return line
+    opening = line.rfind("`", 0, m.start())
+    closing = line.find("`", m.end())
+    if opening != -1 and closing != -1 and line.count("`", 0, opening) % 2 == 0:
+        return line[:opening] + " " + _before_command(line[closing + 1:])
+    return line[:m.start()]
+
+
 # Words just before a version that make it a wish, a requirement or a range, not what is installed.
 _WANTED = re.compile(r"(?:requir\w{0,4}|needs?|need(?:ed|s)? to|support(?:s|ed)?|upgrad\w{1,4}(?: to)?|downgrad\w{1,4}(?: to)?"
                      r"|install(?:ing)?|try(?:ing)?|want(?:ed)?|recommend\w{0,3}|compatible with|since|before|after|until"
                      r"|older than|newer than|instead of|switch(?:ed)? to|>=?|<=?|~=|!=|==)\W{0,3}(?:\w{1,12}\W{1,3}){0,1}$", re.I | re.A)
-_WORDS = ("cuda", "ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "visual studio", "vs 20", "vs20", "ubuntu", "macos", "mac os",
+_WORDS = ("cuda", "cudnn", "ipex", "intel_ext", "keras", "wsl", "radeon", "amd", "vega", "rx", "colab", "kaggle", "tf ", "tensorflow", "torch", "jax", "paddle", "python", "windows", "win1", "visual studio", "vs 20", "vs20", "ubuntu", "macos", "mac os",
           "rtx", "gtx", "gt ", "gts ", "tesla", "quadro", "titan", "mx", "nvidia", "driver", "apple", "苹果", "a卡", "mac", "gpu", "card", "linux", "intel")
 
 
@@ -163,8 +181,8 @@ def parse(text: str) -> dict:
     lower = text.lower()
     if not any(word in lower for word in _WORDS) and not re.search(r"\b[kpvahb]\d{2,3}\b", lower):
         return facts
-    kept = [line for line in text.splitlines()  # a command names what is wanted, an unticked box nothing
-            if not _COMMAND.search(line) and not _UNTICKED.match(line)]
+    kept = [_before_command(line) for line in text.splitlines()  # a command names what is wanted, an unticked box nothing
+            if not _UNTICKED.match(line)]
     flat = _EXAMPLE.sub(" ", flatten("\n".join(kept)).replace("**", "").replace("`", ""))
     for dist, pattern in _PACKAGES:
         # "Paddle 2.5" / "paddlepaddle 2.5" names the framework, not which of its two packages is installed
@@ -173,6 +191,7 @@ def parse(text: str) -> dict:
     _first_stated(facts, "python.version", _PYTHON, flat)
     _first_stated(facts, "nvidia.driver_version", _DRIVER, flat)
     _cuda_toolkit(facts, flat)
+    _cudnn(facts, flat)
     _os(facts, flat, lower)
     for m in _GPU.finditer(flat):
         if not _replaced(flat, m):
@@ -224,6 +243,17 @@ def _cuda_toolkit(facts: dict, flat: str) -> None:
         if _WANTED.search(before[-40:]) or _NOT_THE_TOOLKIT.search(before):
             continue
         put(facts, "cuda_toolkit.version", m.group(1))
+        return
+
+
+def _cudnn(facts: dict, flat: str) -> None:
+    """The first cuDNN version the reporter says they have ("the cudnn is 9.3", "cuDNN v8.9.2", "cudnn版本8.6"),
+    not one a framework or wheel was built with, nor one asked for."""
+    for m in _CUDNN.finditer(flat):
+        before = flat[max(0, m.start() - 60):m.start()]
+        if _WANTED.search(before[-40:]) or _NOT_THE_TOOLKIT.search(before):
+            continue
+        add_cudnn(facts, m.group(1), "stated")
         return
 
 
