@@ -488,8 +488,10 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     cpu_build = _cpu_torch_on_cuda_machine(facts, bool(_GPU_WORDS.search(_flat(text))))
     if cpu_build is not None:
         return [cpu_build]
-    if facts.host.os != "macos" and _wants_cuda(text):
+    if _wants_cuda(text):
         no_gpu = [f for f in findings if f.code == "no-gpu-platform"]
+        if facts.host.os == "macos" and not facts.gpus and _asks_for_cuda(text):
+            no_gpu = no_gpu or [_mac_without_nvidia(facts)]
         if no_gpu:
             return no_gpu
     framework = _framework_named(text)
@@ -505,6 +507,22 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     return []
 
 
+def _mac_without_nvidia(facts: Facts) -> Finding:
+    """A text about CUDA from a Mac: Apple's last Macs with an NVIDIA GPU are 2014 models, and CUDA 10.2 was
+    its last macOS release, so nothing the program or the reporter does makes CUDA available there."""
+    apple = facts.host.machine_arch == "arm64" or facts.host.arch == "arm64"
+    return Finding(
+        code="no-gpu-platform", severity="error", section="nvidia",
+        title="A Mac has no NVIDIA GPU: CUDA cannot be used on it",
+        detail=("The text asks for CUDA on macOS. CUDA needs an NVIDIA GPU and driver; Apple's last Macs with one are "
+                "2014 models, and CUDA 10.2 was the last release for macOS. " + ("This Mac's Apple-silicon GPU is used through PyTorch's "
+                "`mps` device or tensorflow-metal." if apple else "An Apple-silicon Mac's GPU is used through PyTorch's "
+                "`mps` device; an Intel Mac runs on the CPU.")),
+        fix=(_CONTEXT_FIXES["no-gpu-platform"],),
+        evidence=("host.os=macos",) + (("host.machine_arch=arm64",) if facts.host.machine_arch == "arm64" else ()),
+    )
+
+
 # Letters, not \b, bound the words: a Chinese text writes them next to its own characters ("不使用cuda").
 _CUDA_WORDS = re.compile(r"(?<![a-z])cuda(?![a-z])|nvidia|(?<![A-Za-z])N卡", re.I)  # "N卡": Chinese for an NVIDIA card
 _GPU_WORDS = re.compile(_CUDA_WORDS.pattern + r"|(?<![a-z])gpus?(?![a-z])", re.I)  # about the GPU, CUDA or not
@@ -516,6 +534,17 @@ def _framework_named(text: str | Normalised) -> Optional[str]:
     """The one framework a text names (Paddle, TensorFlow, JAX or PyTorch); None for none or several."""
     named = [framework for framework, words in _FRAMEWORK_WORDS if words.search(_flat(text))]
     return named[0] if len(named) == 1 else None
+
+
+# A line that records a value rather than asks for anything: an environment template's field ("CUDA used to
+# build PyTorch: None", "- CUDA/cuDNN version: no") or a program's log line ("2026-05-17 23:01:40 [INFO] ...").
+_RECORD_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:[A-Za-z][\w /().-]{0,40}:\s|\d{4}-\d\d-\d\d|\[?(?:INFO|WARNING|DEBUG|I|W)\]?[\s\d:])")
+
+
+def _asks_for_cuda(text: str | Normalised) -> bool:
+    """The reporter's own words or commands are about CUDA, not only a template field or a log line naming it."""
+    lines = (text.text if isinstance(text, Normalised) else text[:MAX_TEXT]).splitlines()
+    return any(_CUDA_WORDS.search(line) and not _RECORD_LINE.match(line) for line in lines)
 
 
 def _wants_cuda(text: str | Normalised) -> bool:
@@ -806,7 +835,27 @@ def _explain_check(code: str, match: Match, facts: Facts, described: bool = Fals
         return _library_for_other_cuda(match, facts)
     if code == "glibc-too-old":
         return _glibc_older_than_current_wheels(facts)
+    if code == "cudnn-mismatch":
+        return _cudnn_of_another_major(match, facts)
     return None
+
+
+def _cudnn_of_another_major(match: Match, facts: Facts) -> Optional[Finding]:
+    """The message names the cuDNN major its package needs (onnxruntime's "Require cuDNN 8.* and CUDA 12.*"),
+    and the machine has cuDNN of another major only: the package was built for the other one."""
+    wanted = match.groups.get("cudnn")
+    have = [c.version for c in facts.cudnn if c.version]
+    if not wanted or not have or any(v.split(".")[0] == wanted for v in have):
+        return None
+    return Finding(
+        code="cudnn-mismatch", severity="error", section="toolkit",
+        title=f"the package needs cuDNN {wanted}, the machine has cuDNN {have[0]}",
+        detail=(f"The message says the package was built for cuDNN {wanted}.x; cuDNN's major versions carry different "
+                f"sonames (libcudnn.so.{wanted} vs libcudnn.so.{have[0].split('.')[0]}), so the installed cuDNN {have[0]} "
+                "cannot stand in for it."),
+        fix=(f"Install the build of that package made for cuDNN {have[0].split('.')[0]} (a newer release, or the one "
+             f"built for this CUDA/JetPack), or install cuDNN {wanted} beside cuDNN {have[0]}",),
+        evidence=(f"log.cudnn_required={wanted}", f"cudnn[0].version={have[0]}"))
 
 
 OLDEST_CURRENT_GLIBC = "2.28"  # manylinux_2_28 (PEP 600): the floor of most wheels since 2024 (torch 2.6+, onnxruntime)

@@ -676,6 +676,30 @@ def test_a_machine_said_to_have_no_nvidia_gpu_is_the_cause_when_no_message_is():
     assert _completed("GPU: Radeon RX 6600\nrocm-smi shows the card, HIP kernels run slowly") == ()
 
 
+def test_a_mac_asked_for_cuda_without_a_message_has_no_gpu_platform():
+    # kohya_ss #577, faster-whisper on a MacBook Pro: the reporter asks for CUDA on a Mac
+    text = "When I try to do the lora training on my MacBook, it keeps asking for cuda libraries. Where can i disable cuda?"
+    assert _completed(text) == ("no-gpu-platform",)
+    # CUDA named only in an environment template's fields or a program's log line asks for nothing
+    template = "I get NaN losses on my MacBook.\n\nCUDA used to build PyTorch: None\n- CUDA/cuDNN version: no\n"
+    assert _completed(template) == ()
+    log = "It runs slowly on my MacBook.\n2026-05-17 23:01:40,132 [INFO] Neither TORCH CUDA nor MPS version installed\n"
+    assert _completed(log) == ()
+
+
+def test_mlx_found_nowhere_on_a_mac_is_a_python_under_rosetta():
+    text = "Apple M2 Pro\n$ pip3 install mlx\nERROR: Could not find a version that satisfies the requirement mlx (from versions: none)\n"
+    assert _completed(text)[0] == "rosetta-python"
+    assert "rosetta-python" not in _completed(text.replace("requirement mlx", "requirement mlx-lm"))
+
+
+def test_onnxruntime_needing_another_cudnn_major_than_the_machine_has_is_a_cudnn_mismatch():
+    message = ("[W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 CreateExecutionProviderInstance] Failed to create "
+               "CUDAExecutionProvider. Require cuDNN 8.* and CUDA 12.*. Please install all dependencies\n")
+    assert _completed("The cuda is 12.6 and the cudnn is 9.3.\n" + message)[0] == "cudnn-mismatch"
+    assert _completed("The cuda is 12.6 and the cudnn is 8.9.\n" + message)[0] != "cudnn-mismatch"
+
+
 def test_rosetta_comes_first_only_for_the_messages_it_explains():
     text = "on my MacBook Pro M1\nERROR: No matching distribution found for torch==2.0.1+cu118\n"
     assert _completed(text)[:1] != ("rosetta-python",)
