@@ -833,8 +833,8 @@ def _explain_check(code: str, match: Match, facts: Facts, described: bool = Fals
         return _container_shows_no_gpu(facts)
     if code == "cuda-libs-missing":
         return _library_for_other_cuda(match, facts)
-    if code == "glibc-too-old":
-        return _glibc_older_than_current_wheels(facts)
+    if code == "glibc-too-old":  # pip listing releases that fit: this platform had wheels, newer ones dropped it
+        return _glibc_older_than_current_wheels(facts, older_releases_fit=bool(match.groups.get("versions")))
     if code == "cudnn-mismatch":
         return _cudnn_of_another_major(match, facts)
     return None
@@ -863,16 +863,18 @@ MANYLINUX2014_GLIBC = "2.17"  # manylinux2014 (PEP 599): the floor of nearly eve
 RECENT_PYTHON = "3.10"  # a Python of the manylinux_2_28 era, and no old one that newer releases dropped
 
 
-def _glibc_older_than_current_wheels(facts: Facts) -> Optional[Finding]:
+def _glibc_older_than_current_wheels(facts: Facts, older_releases_fit: bool = False) -> Optional[Finding]:
     """A message that pip found no usable wheel, on a Linux whose glibc (its own, or its named
     distribution's) is older than manylinux2014's, or older than manylinux_2_28's under a recent Python
-    (an old Python is the likelier reason then). Not on a Jetson, where the wheel's platform is the question."""
+    (an old Python is the likelier reason then), or under an unknown one where pip lists older releases
+    that fit. Not on a Jetson, where the wheel's platform is the question."""
     from envdoctor.diagnose._common import public
 
     glibc, python = facts.host.glibc, facts.python.version
     if facts.host.os not in (None, "linux") or facts.jetson is not None or not glibc or public(glibc) is None:
         return None
-    recent_python = bool(python) and public(python) is not None and public(python) >= public(RECENT_PYTHON)
+    known = bool(python) and public(python) is not None
+    recent_python = public(python) >= public(RECENT_PYTHON) if known else older_releases_fit
     if public(glibc) >= public(OLDEST_CURRENT_GLIBC if recent_python else MANYLINUX2014_GLIBC):
         return None
     where = f" ({facts.host.distro})" if facts.host.distro else ""

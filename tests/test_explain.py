@@ -833,9 +833,14 @@ def test_pip_finding_only_old_releases_on_a_named_old_distribution_is_its_glibc(
             "(from versions: 1.15.0, 1.15.1, 1.16.0, 1.16.1, 1.16.2, 1.16.3)\n"
             "ERROR: No matching distribution found for onnxruntime==1.20.1\n\n### OS Version\n\nCentOS 7.9\n")
     assert _completed(text)[0] == "glibc-too-old"
-    # glibc 2.34; or 2.17 under a Python not known to be recent: the Python is the suspect
+    # glibc 2.34, or 2.17 under a Python known to be old: the Python is the suspect
     assert _completed(text.replace("CentOS 7.9", "Rocky Linux 9.3"))[0] == "python-unsupported"
-    assert _completed(text.replace("Python 3.11.11\n", ""))[0] == "python-unsupported"
+    assert _completed(text.replace("Python 3.11.11", "Python 3.6.8"))[0] == "python-unsupported"
+    # an unknown Python: the releases pip lists show this platform had wheels (bitsandbytes#1537, CentOS 7), unless it
+    # lists none at all (Paddle#14572: "(from versions: )" on Ubuntu 16.04 with Python 3.6)
+    unknown = text.replace("Python 3.11.11\n", "")
+    assert _completed(unknown)[0] == "glibc-too-old"
+    assert _completed(unknown.replace("1.15.0, 1.15.1, 1.16.0, 1.16.1, 1.16.2, 1.16.3", "none"))[0] == "python-unsupported"
 
 
 def test_a_stated_cuda_of_another_release_than_tensorflows_build_is_missing_libraries():

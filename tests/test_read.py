@@ -990,6 +990,11 @@ def test_a_command_in_a_sentence_hides_only_itself():
     assert stated.parse("pip install tensorflow==2.15") == {}
 
 
+def test_a_field_in_markdown_italics_is_a_field():
+    # bitsandbytes #1537: "_OS: CentOS Linux 7 (Core)"
+    assert issue_form.parse("_OS: CentOS Linux 7 (Core)\nNVIDIA-SMI 550.144.03\n")["host"] == {"os": "linux", "distro": "CentOS Linux 7"}
+
+
 def test_an_unticked_checkbox_states_nothing():
     from envdoctor.read import stated
 

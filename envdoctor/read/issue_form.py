@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from envdoctor.read._util import add_cudnn, add_gpu, distro_name, put
 
 _HEADING = re.compile(r"^\s{0,3}#{2,4}\s*(?P<field>[^#\n]{2,80}?)\s*:?\s*$")
-_INLINE = re.compile(r"^\s{0,3}(?:[-*]\s+)?\**(?P<field>[A-Za-z][A-Za-z /+.()-]{1,80}?)\**\s*(?:\([^)\n]{0,80}\))?\s*\**:\**\s*(?P<value>\S.{0,200})$")
+_INLINE = re.compile(r"^\s{0,3}(?:[-*]\s+)?[*_]{0,3}(?P<field>[A-Za-z][A-Za-z /+.()-]{1,80}?)[*_]{0,3}\s*(?:\([^)\n]{0,80}\))?\s*[*_]{0,3}:[*_]{0,3}\s*(?P<value>\S.{0,200})$")  # "**OS**:", "_OS: …_"
 _VERSION = re.compile(r"(?<![\d.])v?(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:(?:\.post|rc|a|b|\.dev)\d{0,4})?(?:\+[a-z0-9.]{1,20})?)(?![\d])", re.I)
 _SMI_FIELD = re.compile(r"nvidia-smi|\bdriver\b", re.I)  # "CUDA Version shown by nvidia-smi": the driver's CUDA
 _UNKNOWN = re.compile(r"^(?:n/?a|no|none|-+|unknown|not? (?:applicable|sure)|\?|_no response_|null|nan)\b", re.I)
@@ -54,7 +54,7 @@ def _fields(text: str) -> list[tuple[str, str]]:
     for i, line in enumerate(lines):
         inline = _INLINE.match(line)
         if inline:
-            found.append((inline.group("field"), inline.group("value").strip(" *`")))
+            found.append((inline.group("field"), inline.group("value").strip(" *`_")))
             continue
         heading = _HEADING.match(line)
         if heading:
