@@ -995,6 +995,14 @@ def test_a_field_in_markdown_italics_is_a_field():
     assert issue_form.parse("_OS: CentOS Linux 7 (Core)\nNVIDIA-SMI 550.144.03\n")["host"] == {"os": "linux", "distro": "CentOS Linux 7"}
 
 
+def test_geforces_counted_in_the_plural_name_the_product():
+    from envdoctor.read import stated
+
+    # gpustack #2731: "My main machine has 2x 5090s and 1x RTX PRO 6000"
+    assert stated.parse("My main machine has 2x 5090s and 1x RTX PRO 6000 GPU")["nvidia"]["gpus"] == [{"name": "NVIDIA RTX 5090"}]
+    assert "nvidia" not in stated.parse("GPU prices in the 2050s")
+
+
 def test_an_unticked_checkbox_states_nothing():
     from envdoctor.read import stated
 

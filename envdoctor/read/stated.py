@@ -135,6 +135,7 @@ _GPU = re.compile(r"(?<![\w.-])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX)[ -]?\d{3,4}
                   # a GeForce by its number alone: "GeForce 3090", "my 5070ti", "a 4090 GPU"
                   r"|(?:NVIDIA |GeForce |NVIDIA GeForce )" + _GEFORCE + r"(?: ?Ti| ?SUPER)?"
                   r"|" + _GEFORCE + r" ?Ti|" + _GEFORCE + r"(?= ?(?:GPU|graphics card|video card|card|RTX|GTX)s?\b))(?!(?!GPU)[\w]|\.\d)", re.I | re.A)
+_PLURAL_GEFORCE = re.compile(r"((?:\d ?[x×] ?|\b(?:two|three|four|eight|my|our|\d) ))(" + _GEFORCE + r"(?: ?Ti)?)s\b", re.I | re.A)
 _WSL = re.compile(r"(?<![\w-])WSL ?2?(?![\w-])", re.I | re.A)
 _NOT_WSL = re.compile(r"native(?:ly)? (?:on )?windows|without (?:using )?wsl|not (?:in |on |using |with |under )?(?:the )?wsl"
                       r"|outside (?:of )?wsl|(?:use|try|install|switch to|move to|recommend\w{0,3}) (?:the )?wsl", re.I)
@@ -184,6 +185,7 @@ def parse(text: str) -> dict:
     kept = [_before_command(line) for line in text.splitlines()  # a command names what is wanted, an unticked box nothing
             if not _UNTICKED.match(line)]
     flat = _EXAMPLE.sub(" ", flatten("\n".join(kept)).replace("**", "").replace("`", ""))
+    flat = _PLURAL_GEFORCE.sub(r"\1\2 GPUs", flat)  # "2x 5090s": GeForces counted, the product is read
     for dist, pattern in _PACKAGES:
         # "Paddle 2.5" / "paddlepaddle 2.5" names the framework, not which of its two packages is installed
         path = "frameworks.paddle.version" if dist == "paddlepaddle" else f"python.packages.{dist}"
