@@ -858,9 +858,8 @@ def _cudnn_of_another_major(match: Match, facts: Facts) -> Optional[Finding]:
         evidence=(f"log.cudnn_required={wanted}", f"cudnn[0].version={have[0]}"))
 
 
-OLDEST_CURRENT_GLIBC = "2.28"  # manylinux_2_28 (PEP 600): the floor of most wheels since 2024 (torch 2.6+, onnxruntime)
-MANYLINUX2014_GLIBC = "2.17"  # manylinux2014 (PEP 599): the floor of nearly every wheel since 2020
-RECENT_PYTHON = "3.10"  # a Python of the manylinux_2_28 era, and no old one that newer releases dropped
+# A judgement, not a sourced number: a Python of the manylinux_2_28 era, and none that newer releases dropped.
+RECENT_PYTHON = "3.10"
 
 
 def _glibc_older_than_current_wheels(facts: Facts, older_releases_fit: bool = False) -> Optional[Finding]:
@@ -868,6 +867,7 @@ def _glibc_older_than_current_wheels(facts: Facts, older_releases_fit: bool = Fa
     distribution's) is older than manylinux2014's, or older than manylinux_2_28's under a recent Python
     (an old Python is the likelier reason then), or under an unknown one where pip lists older releases
     that fit. Not on a Jetson, where the wheel's platform is the question."""
+    from envdoctor.container.base_images import wheel_platform_glibc
     from envdoctor.diagnose._common import public
 
     glibc, python = facts.host.glibc, facts.python.version
@@ -875,18 +875,22 @@ def _glibc_older_than_current_wheels(facts: Facts, older_releases_fit: bool = Fa
         return None
     known = bool(python) and public(python) is not None
     recent_python = public(python) >= public(RECENT_PYTHON) if known else older_releases_fit
-    if public(glibc) >= public(OLDEST_CURRENT_GLIBC if recent_python else MANYLINUX2014_GLIBC):
+    current, manylinux2014 = wheel_platform_glibc("manylinux_2_28"), wheel_platform_glibc("manylinux2014")
+    if public(glibc) >= public(current if recent_python else manylinux2014):
         return None
     where = f" ({facts.host.distro})" if facts.host.distro else ""
     return Finding(
         code="glibc-too-old", severity="error", section="platform",
-        title=f"glibc {glibc}{where} is older than the {OLDEST_CURRENT_GLIBC} that most current Linux wheels need",
+        title=f"glibc {glibc}{where} is older than the {current} that most current Linux wheels need",
         detail=("Linux wheels name the oldest glibc they run on (manylinux_2_17, manylinux_2_28); pip skips those built for "
                 f"a newer glibc than this system's {glibc}, so it finds only old releases, or none. glibc comes with the "
                 "operating system and cannot be upgraded by pip."),
-        fix=("Run on a newer distribution (glibc 2.28 or later: RHEL/Rocky 8+, Ubuntu 20.04+, Debian 10+) or in a container "
-             "built on one, or install the newest release that still publishes manylinux2014 (glibc 2.17) wheels, or use conda",),
-        evidence=(f"host.glibc={glibc}",) + ((f"host.distro={facts.host.distro}",) if facts.host.distro else ()),
+        fix=(f"Run on a newer distribution (glibc {current} or later: RHEL/Rocky 8+, Ubuntu 20.04+, Debian 10+) or in a container "
+             f"built on one, or install the newest release that still publishes manylinux2014 (glibc {manylinux2014}) wheels, "
+             "or use conda",),
+        evidence=(f"host.glibc={glibc}",) + ((f"host.distro={facts.host.distro}",) if facts.host.distro else ())
+        + (f"base_images.toml: wheel_platform {'manylinux_2_28' if recent_python else 'manylinux2014'} -> glibc "
+           f"{current if recent_python else manylinux2014}",),
     )
 
 

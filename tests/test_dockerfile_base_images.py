@@ -95,3 +95,13 @@ def test_every_row_names_a_source_url_and_no_unused_keys():
     for table in ("cuda_library", "cuda_package"):
         for row in _data()[table]:
             assert row["source"].startswith("https://") and row["checked"], row
+
+
+def test_wheel_platform_rows_give_the_glibc_a_manylinux_tag_needs():
+    from envdoctor.container.base_images import wheel_platform_glibc
+    from envdoctor.matrix.loader import MatrixError
+
+    assert wheel_platform_glibc("manylinux2014") == "2.17"  # PEP 599
+    assert wheel_platform_glibc("manylinux_2_28") == "2.28"  # PEP 600: manylinux_x_y needs glibc x.y
+    with pytest.raises(MatrixError):
+        wheel_platform_glibc("manylinux_9_99")

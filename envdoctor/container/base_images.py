@@ -79,6 +79,14 @@ def _data() -> dict[str, Any]:
     return data
 
 
+def wheel_platform_glibc(tag: str) -> str:
+    """The oldest glibc a manylinux wheel tag runs on ([[wheel_platform]] rows): "manylinux_2_28" -> "2.28"."""
+    row = next((r for r in _data().get("wheel_platform", ()) if r.get("tag") == tag), None)
+    if row is None or not row.get("glibc"):
+        raise MatrixError(f"{FILE}: no [[wheel_platform]] row for {tag}")
+    return row["glibc"]
+
+
 def distros() -> tuple[Distro, ...]:
     return tuple(Distro(name=r["name"], version=r["version"], codename=r["codename"], glibc=r.get("glibc"),
                         python3=r.get("python3"), libc=r.get("libc", "glibc")) for r in _data().get("distro", ()))
