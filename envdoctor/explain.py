@@ -847,15 +847,17 @@ def _cudnn_of_another_major(match: Match, facts: Facts) -> Optional[Finding]:
     have = [c.version for c in facts.cudnn if c.version]
     if not wanted or not have or any(v.split(".")[0] == wanted for v in have):
         return None
+    version = have[0]
+    major = version.split(".")[0]
     return Finding(
         code="cudnn-mismatch", severity="error", section="toolkit",
-        title=f"the package needs cuDNN {wanted}, the machine has cuDNN {have[0]}",
+        title=f"the package needs cuDNN {wanted}, the machine has cuDNN {version}",
         detail=(f"The message says the package was built for cuDNN {wanted}.x; cuDNN's major versions carry different "
-                f"sonames (libcudnn.so.{wanted} vs libcudnn.so.{have[0].split('.')[0]}), so the installed cuDNN {have[0]} "
-                "cannot stand in for it."),
-        fix=(f"Install the build of that package made for cuDNN {have[0].split('.')[0]} (a newer release, or the one "
-             f"built for this CUDA/JetPack), or install cuDNN {wanted} beside cuDNN {have[0]}",),
-        evidence=(f"log.cudnn_required={wanted}", f"cudnn[0].version={have[0]}"))
+                f"sonames (libcudnn.so.{wanted} vs libcudnn.so.{major}), so the installed cuDNN {version} cannot stand in for it."),
+        fix=(f"Install the build of that package made for cuDNN {major} (a newer release, or the one built for this "
+             f"CUDA/JetPack), or install cuDNN {wanted} beside cuDNN {version}",),
+        evidence=(f"log.cudnn_required={wanted}",
+                  *(f"cudnn[{i}].version={c.version}" for i, c in enumerate(facts.cudnn) if c.version)))
 
 
 # A judgement, not a sourced number: a Python of the manylinux_2_28 era, and none that newer releases dropped.
