@@ -537,8 +537,9 @@ def _framework_named(text: str | Normalised) -> Optional[str]:
 
 
 # A line that records a value rather than asks for anything: an environment template's field ("CUDA used to
-# build PyTorch: None", "- CUDA/cuDNN version: no") or a program's log line ("2026-05-17 23:01:40 [INFO] ...").
-_RECORD_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:[A-Za-z][\w /().-]{0,40}:\s|\d{4}-\d\d-\d\d|\[?(?:INFO|WARNING|DEBUG|I|W)\]?[\s\d:])")
+# build PyTorch: None", "- CUDA/cuDNN version: no") or a program's log line ("2026-05-17 23:01:40 [INFO] ...", glog's
+# "I0528 17:45:45.421956 ..."); never a sentence that starts with "I".
+_RECORD_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:[A-Za-z][\w /().-]{0,40}:\s|\d{4}-\d\d-\d\d|\[?(?:INFO|WARNING|DEBUG)\]?[\s:]|[IWE]\d{4} )")
 
 
 def _asks_for_cuda(text: str | Normalised) -> bool:

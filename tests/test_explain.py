@@ -680,6 +680,7 @@ def test_a_mac_asked_for_cuda_without_a_message_has_no_gpu_platform():
     # kohya_ss #577, faster-whisper on a MacBook Pro: the reporter asks for CUDA on a Mac
     text = "When I try to do the lora training on my MacBook, it keeps asking for cuda libraries. Where can i disable cuda?"
     assert _completed(text) == ("no-gpu-platform",)
+    assert _completed("I keep getting asked for cuda libraries on my MacBook.") == ("no-gpu-platform",)
     # CUDA named only in an environment template's fields or a program's log line asks for nothing
     template = "I get NaN losses on my MacBook.\n\nCUDA used to build PyTorch: None\n- CUDA/cuDNN version: no\n"
     assert _completed(template) == ()
