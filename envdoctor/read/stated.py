@@ -156,6 +156,8 @@ _AMD_OWNED = re.compile(r"\b(?:on|with|have|has|using|use|own) (?:an? |my |the )
 _EXAMPLE = re.compile(r"\((?:e\.? ?g\.?|for example|for instance|such as|like)[,:]? [^()\n]{0,160}\)|\((?:例如|比如|如|例)[^()\n]{0,160}\)", re.I)
 _UNTICKED = re.compile(r"\s{0,8}[-*] \[ \]")  # an issue form's unticked checkbox: "- [ ] Linux in WSL"
 _COMMAND = re.compile(r"(?:pip3?|conda|mamba|uv|poetry) (?:install|add|create)\b", re.I | re.A)
+
+
 def _before_command(line: str) -> str:
     """A line without the install command in it: a command in backticks is dropped, else the line ends where the
     command begins ("laptops are Mac M1, so we cannot `pip install scvi-tools` anymore" keeps the Mac)."""
@@ -240,23 +242,25 @@ def _cuda_toolkit(facts: dict, flat: str) -> None:
     """The first CUDA version the reporter says they have ("cuda 10.2", "CUDA version is 11.7",
     "cuda装的是10.0版本"), not nvidia-smi's header (the driver's CUDA), nor the CUDA a framework was
     built with, nor a wish or a requirement."""
-    for m in _CUDA.finditer(flat):
-        before = flat[max(0, m.start() - 60):m.start()]
-        if _WANTED.search(before[-40:]) or _NOT_THE_TOOLKIT.search(before):
-            continue
-        put(facts, "cuda_toolkit.version", m.group(1))
-        return
+    version = _the_machines(_CUDA, flat)
+    if version:
+        put(facts, "cuda_toolkit.version", version)
 
 
 def _cudnn(facts: dict, flat: str) -> None:
     """The first cuDNN version the reporter says they have ("the cudnn is 9.3", "cuDNN v8.9.2", "cudnn版本8.6"),
-    not one a framework or wheel was built with, nor one asked for."""
-    for m in _CUDNN.finditer(flat):
+    with the same exclusions."""
+    add_cudnn(facts, _the_machines(_CUDNN, flat), "stated")
+
+
+def _the_machines(pattern: re.Pattern, flat: str) -> Optional[str]:
+    """The first version `pattern` finds that is not wanted (a requirement, an upgrade) nor another's
+    (nvidia-smi's header, a framework's or wheel's build)."""
+    for m in pattern.finditer(flat):
         before = flat[max(0, m.start() - 60):m.start()]
-        if _WANTED.search(before[-40:]) or _NOT_THE_TOOLKIT.search(before):
-            continue
-        add_cudnn(facts, m.group(1), "stated")
-        return
+        if not (_WANTED.search(before[-40:]) or _NOT_THE_TOOLKIT.search(before)):
+            return m.group(1)
+    return None
 
 
 def _part_of_name(flat: str, at: int) -> bool:
