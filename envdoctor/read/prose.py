@@ -4,7 +4,7 @@ Only one fact is read from prose, and only from unambiguous phrasing:
   host.container   the program ran inside a Docker/Podman container: a shell prompt with Docker's
                    default host name (`root@3f2a9c1b7d4e:/#`, the container id's first 12 hex digits),
                    a `docker run` / `podman run` / `nvidia-docker run` command line, or the words
-                   "in (the|a|my) docker container", "docker image", "inside docker", or "in the
+                   "in (the|a|my) docker container", "docker image", "inside docker", "through docker", or "in the
                    container" in a text that names the engine elsewhere. Singularity and Apptainer
                    are recorded as "apptainer", as the container probe names them.
   jetson           the machine is a Jetson: "JetPack 5.1.2" / "JetPack Version: 5.1.2" ("JP 4.6" where a
@@ -35,7 +35,7 @@ _ENGINE = r"(nvidia-docker|docker|podman|singularity|apptainer|kubernetes|k8s)"
 _CONTAINER = (
     re.compile(r"(?:^|\s)root@[0-9a-f]{12}:[/~]"),  # Docker's default hostname: the container id
     re.compile(rf"\b{_ENGINE}(?: container)?[ -](?:run|exec|compose|start)\b", re.I),
-    re.compile(rf"\b(?:in|inside|within|into|from|on) (?:the |a |an |my |this |our |their )?(?:official )?{_ENGINE}\b", re.I),
+    re.compile(rf"\b(?:in|inside|within|into|from|on|through|via) (?:the |a |an |my |this |our |their )?(?:official )?{_ENGINE}\b", re.I),
     re.compile(rf"\b{_ENGINE} (?:image|container)s?\b", re.I),
     # "In the container, nvidia-smi worked": the engine is named elsewhere in the text
     re.compile(r"\b(?:in|inside|within) (?:the|a|my|this|our) container\b", re.I),
