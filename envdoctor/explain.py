@@ -488,8 +488,8 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     cpu_build = _cpu_torch_on_cuda_machine(facts, bool(_GPU_WORDS.search(_flat(text))))
     if cpu_build is not None:
         return [cpu_build]
-    if _wants_cuda(text):
-        no_gpu = [f for f in findings if f.code == "no-gpu-platform"]
+    if _wants_cuda(text) or facts.host.os == "macos":
+        no_gpu = [f for f in findings if f.code == "no-gpu-platform"] if _wants_cuda(text) else []
         if facts.host.os == "macos" and not facts.gpus and _asks_for_cuda(text):
             no_gpu = no_gpu or [_mac_without_nvidia(facts)]
         if no_gpu:
@@ -542,10 +542,15 @@ def _framework_named(text: str | Normalised) -> Optional[str]:
 _RECORD_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:[A-Za-z][\w /().-]{0,40}:\s|\d{4}-\d\d-\d\d|\[?(?:INFO|WARNING|DEBUG)\]?[\s:]|[IWE]\d{4} )")
 
 
+# On a Mac, Triton (OpenAI's GPU compiler, or NVIDIA's inference server) asks for an NVIDIA GPU as CUDA does:
+# Triton publishes no macOS build and compiles for NVIDIA and AMD GPUs only.
+_NEEDS_NVIDIA_ON_A_MAC = re.compile(_CUDA_WORDS.pattern + r"|(?<![a-z])triton(?![a-z])", re.I)
+
+
 def _asks_for_cuda(text: str | Normalised) -> bool:
-    """The reporter's own words or commands are about CUDA, not only a template field or a log line naming it."""
+    """The reporter's own words or commands are about CUDA (or Triton), not only a template field or a log line naming it."""
     lines = (text.text if isinstance(text, Normalised) else text[:MAX_TEXT]).splitlines()
-    return any(_CUDA_WORDS.search(line) and not _RECORD_LINE.match(line) for line in lines)
+    return any(_NEEDS_NVIDIA_ON_A_MAC.search(line) and not _RECORD_LINE.match(line) for line in lines)
 
 
 def _wants_cuda(text: str | Normalised) -> bool:

@@ -232,3 +232,25 @@ def test_cuda_home_is_compared_with_the_default_build_of_an_untagged_torch():
     assert "+cu" in facts.python.packages["torch"]
     untagged = with_packages(facts, torch=facts.python.packages["torch"].split("+")[0])
     assert [f.title for f in diagnose(untagged) if "CUDA_HOME" in f.title]
+
+
+@pytest.mark.parametrize("toolkit, driver, driver_cuda, expected", [
+    ("12.8", "550.120", "12.4", "warning"),  # one major: binaries run, the toolkit's PTX does not JIT
+    ("12.1", "470.256.02", "11.4", "error"),  # below CUDA 12's minimum driver: nothing it builds starts
+    ("9.1", "384.90", None, "error"),  # before CUDA 11 each release needs its own driver
+    ("12.4", "550.120", "12.4", None),
+    ("11.8", "570.124.04", "12.8", None),
+])
+def test_toolkit_newer_than_driver(toolkit, driver, driver_cuda, expected):
+    base = machine("diag-clean-rtx4090")
+    nvidia = dataclasses.replace(base.nvidia, driver_version=driver, driver_cuda=driver_cuda)
+    facts = dataclasses.replace(base, nvidia=nvidia, cuda_toolkit=CudaToolkit(version=toolkit))
+    got = [f.severity for f in diagnose(facts) if f.code == "driver-too-old" and f.section == "toolkit"]
+    assert got == ([expected] if expected else [])
+
+
+def test_toolkit_newer_than_driver_is_not_judged_on_a_jetson():
+    facts = machine("diag-clean-rtx4090")
+    facts = dataclasses.replace(facts, cuda_toolkit=CudaToolkit(version="13.0"),
+                                nvidia=dataclasses.replace(facts.nvidia, driver_kind="jetson"))
+    assert not [f for f in diagnose(facts) if f.section == "toolkit" and f.code == "driver-too-old"]

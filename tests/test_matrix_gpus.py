@@ -51,6 +51,13 @@ def test_bundled_file_is_valid():
     ("GeForce GT 625M", "2.1"),
     ("GeForce GTX 560 Ti", "2.1"),
     ("NVIDIA GeForce GT 1030", "6.1"),
+    # written without the space, as issue forms often have it: never a Jetson TX1/TX2 inside "GTX1080"/"RTX2080"
+    ("RTX2080 Ti", "7.5"),
+    ("GeForce GTX1060 6GB", "6.1"),
+    ("gtx1080", "6.1"),
+    ("RTX3090", "8.6"),
+    ("Jetson TX2", "6.2"),
+    ("tx1", "5.3"),
 ])
 def test_product_names(name, cc):
     assert gpus.compute_capability_for_name(name) == cc

@@ -400,6 +400,15 @@ def test_nvcc():
     assert misc.parse(raw("nvcc/12.4.131.txt")) == {"cuda_toolkit": {"version": "12.4"}}
 
 
+def test_an_hpc_jobs_module_load_names_its_toolkit():
+    # verbatim from a Slurm script in a report (tests/fixtures/reports/350-*): Spack's module name
+    job = "#SBATCH --gres=gpu:4\n\nmodule load cuda-10.2.89-gcc-9.2.0-fa5atrg\nnvidia-smi\npython test.py"
+    assert misc.parse(job) == {"cuda_toolkit": {"version": "10.2"}}
+    assert misc.parse("ml load CUDA/12.1.1 cuDNN/8.9.2.26-CUDA-12.1.1") == {"cuda_toolkit": {"version": "12.1"}}
+    assert misc.parse("module load cuda/11.8\nmodule load cuda/12.1") == {}  # two toolkits: which one ran is unknown
+    assert misc.parse("module avail cuda/11.8") == {}
+
+
 def test_jax_environment_info():
     facts = misc.parse(load("misc_jax_env_info_a10g.txt"))
     assert facts == {"python": {"version": "3.10.12", "packages": {"jax": "0.4.33", "jaxlib": "0.4.33", "numpy": "1.26.4"}},

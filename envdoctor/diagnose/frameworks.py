@@ -281,23 +281,23 @@ def toolkit_newer_than_driver(facts: Facts) -> Iterable[Finding]:
         return
     if not facts.has_usable_driver and not _driver_cuda_only(facts):
         return
-    supported = nv.driver_cuda or (knowledge.driver_branch_cuda(nv.driver_version) if nv.driver_version else None)
-    if not supported or driver_at_least(supported, toolkit):
-        return
     target_os = "windows" if facts.host.os == "windows" or nv.driver_kind == "wsl" or facts.host.wsl else "linux"
     minimum = knowledge.wheel_min_driver(toolkit, target_os)
     runs_none = bool(minimum) and _below(facts, str(minimum))
+    supported = nv.driver_cuda or (knowledge.driver_branch_cuda(nv.driver_version) if nv.driver_version else None)
+    if not runs_none and (not supported or driver_at_least(supported, toolkit)):
+        return
     have = nv.driver_version or "this driver"
     yield Finding(
         code="driver-too-old", severity="error" if runs_none else "warning", section="toolkit",
-        title=f"CUDA toolkit {toolkit} is newer than the driver supports ({have}: CUDA {supported})",
+        title=(f"CUDA toolkit {toolkit} is newer than the driver supports ({have}" + (f": CUDA {supported})" if supported else ")")),
         detail=(f"Programs built with this toolkit need NVIDIA driver >= {minimum}: they fail with \"CUDA driver version "
                 f"is insufficient for CUDA runtime version\"." if runs_none else
                 f"Binaries built with CUDA {toolkit} run on this driver (minor-version compatibility), but PTX "
                 f"this toolkit emits cannot be compiled by a driver for CUDA {supported}: Numba, CuPy, Triton and "
                 f"extensions built for a newer GPU fail with CUDA_ERROR_UNSUPPORTED_PTX_VERSION (\"the provided PTX "
                 f"was compiled with an unsupported toolchain\")."),
-        fix=(f"Update the NVIDIA driver to one for CUDA {toolkit} or newer, or use a CUDA toolkit no newer than {supported}",),
+        fix=(f"Update the NVIDIA driver to one for CUDA {toolkit} or newer" + (f", or use a CUDA toolkit no newer than {supported}" if supported else ""),),
         evidence=(f"cuda_toolkit.version={facts.cuda_toolkit.version}",
                   f"nvidia.driver_version={nv.driver_version}" if nv.driver_version else f"nvidia.driver_cuda={nv.driver_cuda}"),
     )

@@ -2,7 +2,7 @@
 `tf.sysconfig.get_build_info()`, REPL lines (`tf.__version__`, `torch.cuda.is_available()`,
 `tf.config.list_physical_devices('GPU')` → `[]`, IPython's `Out[3]: '1.4.1'`), `paddle.utils.run_check()`,
 `paddle.version.show()` and Paddle's `tools/summary_env.py` ("Paddle With CUDA: False"), `jetson_release`, `/etc/nv_tegra_release`, `/proc/driver/nvidia/version`,
-`lsb_release -a`, `/etc/os-release`, `uname -a`, Python's `platform.uname()` and `platform.platform()`, `python --version` and
+`module load cuda/11.8` (an HPC job's toolkit), `lsb_release -a`, `/etc/os-release`, `uname -a`, Python's `platform.uname()` and `platform.platform()`, `python --version` and
 the REPL banner. Each reader needs the output's own fixed words, so prose is not read.
 """
 
@@ -71,9 +71,18 @@ def parse(text: str) -> dict:
     return facts
 
 
+# An HPC job's `module load cuda/11.8` (Environment Modules / Lmod) puts that toolkit on the PATH; a module
+# named after its compiler too ("cuda-10.2.89-gcc-9.2.0-fa5atrg", Spack's naming) still starts with its version.
+_MODULE_LOAD = re.compile(r"^(?:\$ ?)?(?:module|ml) (?:load|add)\b[^\n]{0,80}?\b(?:cuda|cudatoolkit|cuda-toolkit)[/-](\d{1,2}\.\d{1,2})(?:\.[\d.]{1,12})?(?![\w.])", re.I)
+
+
 def _nvcc(facts: dict, lines: list[str]) -> None:
     line = next((l for l in lines if l.startswith("Cuda compilation tools, release ")), None)
-    put(facts, "cuda_toolkit.version", parse_nvcc_version(line) if line else None)
+    if line:
+        put(facts, "cuda_toolkit.version", parse_nvcc_version(line))
+        return
+    loaded = {m.group(1) for m in map(_MODULE_LOAD.match, lines) if m}
+    put(facts, "cuda_toolkit.version", loaded.pop() if len(loaded) == 1 else None)
 
 
 def _jax_env(facts: dict, lines: list[str]) -> None:

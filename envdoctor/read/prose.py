@@ -13,7 +13,8 @@ Only one fact is read from prose, and only from unambiguous phrasing:
                    Jetsons have one; the block is then present with nothing known in it).
   python.packages.torch  a torch version written with its build tag: "pytorch 1.13.1+cpu", "torch
                    2.1.0+cu118", "torch version: 2.0.1+cu117", ">>> torch.__version__ '2.6.0+cu124'", xFormers'
-                   "built for: PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)" (the second; a
+                   "built for: PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)" (the second), "PyTorch, it
+                   installs version 2.3.1+cpu" (a
                    version without +cpu/+cuXXX/+rocmX.Y may be a requirement, not what is installed).
   python.packages.*  a build-tagged pin in a pip command the text says was run: "install : pip install
                    torch==1.8.1+cu102 torchvision==0.9.1+cu102", "I installed jaxlib with pip install
@@ -60,6 +61,8 @@ _TORCH = (
     re.compile(r"\bPyTorch [^ ()]{1,40} with CUDA \d{3,4} \(you have " + _TAGGED, re.I),
     re.compile(_NOT_REMOVED + r"(?<!install )\b(?:py)?torch(?: version)?(?: ?: ?| |-)v?" + _TAGGED + _BUILT_FOR, re.I),
     re.compile(r"torch\.__version__\)? ?(?:>>> ?|Out\[\d{1,4}\]: ?)?['\"]" + _TAGGED, re.I),
+    # "When I use `pdm add torch` to install PyTorch, it installs version 2.3.1+cpu"
+    re.compile(r"\b(?:py)?torch\b[^.\n]{0,60}?\b(?:installs|installed|install|gets|got|is|was) (?:the )?version " + _TAGGED, re.I),
 )
 
 

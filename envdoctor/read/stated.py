@@ -67,8 +67,9 @@ _PACKAGES = tuple((dist, re.compile(r"(?<![\w./:-])(?:versions? of )?" + name + 
 # The CUDA a torch was built with, said right after its version: "PyTorch 1.7.1 + CUDA 10.1", "torch 1.13 with CUDA 11.7".
 _BUILT_WITH_CUDA = re.compile(r"\s{0,2}(?:\+|with|w/|(?:built|compiled) (?:with|for))\s{0,2}CUDA\s?(\d{1,2})\.(\d)(?:\.\d{1,3})?(?![\d.])", re.I | re.A)
 # A CUDA version stated as the machine's: "CUDA 10.2", "cuda: 11.8", "CUDA version is 11.7", "CUDA11.2",
-# "CUDA toolkit 12.1", "cuda装的是10.0版本", "CUDA版本为11.2" (7.x-13.x; "cu118" is a wheel tag, not read here).
-_CUDA = re.compile(r"(?<![\w./-])CUDA(?:[ -]?(?:toolkit|version|ver\.?|runtime)| ?版本)?(?: (?:is|was)| ?[:=：]| ?装的是| ?(?:为|是))? ?v?"
+# "CUDA toolkit 12.1", "cuda装的是10.0版本", "CUDA版本为11.2" (7.x-13.x; "cu118" is a wheel tag, not read here; "+cuda12.1"
+# ends an apt package version, "libcudnn8 8.9.3.28-1+cuda12.1": that build's CUDA, not the machine's).
+_CUDA = re.compile(r"(?<![\w./+-])CUDA(?:[ -]?(?:toolkit|version|ver\.?|runtime)| ?版本)?(?: (?:is|was)| ?[:=：]| ?装的是| ?(?:为|是))? ?v?"
                    r"((?:[7-9]|1[0-3])\.\d)(?:\.\d{1,3}){0,2}(?![\d]|\.\d|\.x|\+)" + _NO_RANGE, re.I | re.A)
 # A cuDNN version stated as the machine's: "cudnn 8.9.2", "the cudnn is 9.3", "cuDNN version: 8.6", "cudnn v7.6.5", "cudnn版本8.2".
 _CUDNN = re.compile(r"(?<![\w./-])cuDNN(?:[ -]?version| ?版本)?(?: (?:is|was)| ?[:=：]| ?(?:为|是))? ?v?"
