@@ -486,6 +486,8 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     if warnings:
         return warnings
     cpu_build = _cpu_torch_on_cuda_machine(facts, bool(_GPU_WORDS.search(_flat(text))))
+    if cpu_build is None and facts.host.os == "windows" and _GPU_WORDS.search(_flat(text)):
+        cpu_build = _extra_index_cpu_torch(_flat(text))
     if cpu_build is not None:
         return [cpu_build]
     if _wants_cuda(text) or facts.host.os == "macos":
@@ -505,6 +507,41 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
         # diagnose's toolkit_cannot_build_for_gpu: the one gpu-arch-unsupported finding about the toolkit
         return [f for f in findings if f.code == "gpu-arch-unsupported" and f.section == "toolkit"][:1]
     return []
+
+
+# `pip install torch ... --extra-index-url https://download.pytorch.org/whl/cu116` with torch unpinned: pip takes
+# the highest version of both indexes, and the default index's torch for Windows is the CPU build.
+_EXTRA_INDEX_TORCH = re.compile(r"\bpip3? install\b(?=[^\n]{0,300}?\btorch\b(?![=<>~!]))[^\n]{0,300}?--extra-index-url[ =]"
+                                r"\S{0,80}?/whl/(cu\d{2,3})\b", re.I)
+
+
+def _extra_index_cpu_torch(flat: str) -> Optional[Finding]:
+    """A Windows text about the GPU whose torch came from an unpinned `pip install torch --extra-index-url
+    <torch's cuXXX index>`: where the default index has a newer torch than that index ever got, pip installs
+    the newer one, which for Windows is the CPU-only build (pytorch.toml: each release's default build)."""
+    m = _EXTRA_INDEX_TORCH.search(flat)
+    if m is None:
+        return None
+    from envdoctor.matrix import pytorch
+    from packaging.version import Version
+
+    tag, windows = m.group(1).lower(), "windows_amd64"
+    versions = sorted((Version(r.version) for r in pytorch.releases()), reverse=True)
+    newest = str(versions[0])
+    on_index = next((str(v) for v in versions if pytorch.build(str(v), tag, windows)), None)
+    if on_index == newest or pytorch.default_build(newest, windows) != "cpu":
+        return None
+    got = f"its newest is {on_index}" if on_index else f"it has none of the releases since {versions[-1]}"
+    return Finding(
+        code="cpu-only-build", severity="error", section="frameworks",
+        title=f"pip given torch's {tag} index as an extra index installs the default index's newer, CPU-only torch on Windows",
+        detail=(f"`--extra-index-url` adds torch's {tag} index beside the default one, and pip installs the highest version "
+                f"of the two: {got}, while the default index has torch {newest}, whose Windows wheel is the CPU-only build "
+                "(inferred from the install command in the text; which version pip found depends on when it ran)."),
+        fix=(f"pip uninstall -y torch torchvision torchaudio, then install them with `--index-url` (not `--extra-index-url`) "
+             "set to torch's index for a CUDA your driver runs (`envdoctor install pytorch` prints it)",),
+        evidence=(f"text: {m.group(0)[:160]}", "host.os=windows", f"pytorch.toml: default build of torch {newest} on windows_amd64 = cpu"),
+    )
 
 
 def _mac_without_nvidia(facts: Facts) -> Finding:

@@ -410,6 +410,21 @@ def test_a_cpu_torch_on_a_machine_with_cuda_is_the_cause_without_any_error_messa
     assert _described("Python 3.8.15\npytorch 1.13.1+cpu").diagnosis == ()  # no CUDA on that machine: nothing wrong
 
 
+RIFFUSION_EXTRA_INDEX = (  # riffusion/riffusion-hobby#145, as pasted
+    "I have tested the installation via\n\n(riffusion) C:\\Users\\m>pip3 install torch torchvision torchaudio "
+    "--extra-index-url https://download.pytorch.org/whl/cu116\n\nbut it all seems to be installed correctly, however I "
+    "get that error when using CUDA\n\nI am on Windows 10, on RTX2060 and using CUDA 11_6\n")
+
+
+def test_an_unpinned_torch_from_an_extra_cuda_index_on_windows_is_the_cpu_build():
+    result = _described(RIFFUSION_EXTRA_INDEX)
+    assert result.diagnosis == ("cpu-only-build",)
+    assert "cu116" in result.findings[0].title and "--index-url" in result.findings[0].fix[0]
+    # the same command on Linux installs the default index's CUDA build; a pinned torch takes the index's own
+    assert _described(RIFFUSION_EXTRA_INDEX.replace("C:\\Users\\m>", "$ ").replace("Windows 10", "Ubuntu 22.04")).diagnosis == ()
+    assert _described(RIFFUSION_EXTRA_INDEX.replace("install torch ", "install torch==1.13.1+cu116 ")).diagnosis == ()
+
+
 def test_conda_cpu_build_confirms_torch_not_compiled_with_cuda():
     text = _pasted("conda_list_grep_pytorch_cpu.txt") + "\nAssertionError: Torch not compiled with CUDA enabled\n"
     result = _described(text)  # meta-pytorch/data#315's conda list, torch's own assertion message
