@@ -485,13 +485,14 @@ def _without_a_message(text: str | Normalised, facts: Facts, findings: list[Find
     warnings = [f for f in findings if f.severity == "warning" and f.code in WARNING_CAUSES]
     if warnings:
         return warnings
-    cpu_build = _cpu_torch_on_cuda_machine(facts, bool(_GPU_WORDS.search(_flat(text))))
-    if cpu_build is None and facts.host.os == "windows" and _GPU_WORDS.search(_flat(text)):
+    about_gpu, wants_cuda = bool(_GPU_WORDS.search(_flat(text))), _wants_cuda(text)
+    cpu_build = _cpu_torch_on_cuda_machine(facts, about_gpu)
+    if cpu_build is None and about_gpu and facts.host.os == "windows":
         cpu_build = _extra_index_cpu_torch(_flat(text))
     if cpu_build is not None:
         return [cpu_build]
-    if _wants_cuda(text) or facts.host.os == "macos":
-        no_gpu = [f for f in findings if f.code == "no-gpu-platform"] if _wants_cuda(text) else []
+    if wants_cuda or facts.host.os == "macos":
+        no_gpu = [f for f in findings if f.code == "no-gpu-platform"] if wants_cuda else []
         if facts.host.os == "macos" and not facts.gpus and _asks_for_cuda(text):
             no_gpu = no_gpu or [_mac_without_nvidia(facts)]
         if no_gpu:

@@ -252,7 +252,7 @@ def driver_too_old(facts: Facts) -> Iterable[Finding]:
         return
     if not facts.has_usable_driver and not _driver_cuda_only(facts):
         return
-    target_os = "windows" if facts.host.os == "windows" or nv.driver_kind == "wsl" or facts.host.wsl else "linux"
+    target_os = _driver_os(facts)
     for framework, dist, version, cuda, how in _cuda_builds(facts):
         minimum = knowledge.wheel_min_driver(cuda, target_os)
         if not minimum or not _below(facts, str(minimum)):
@@ -281,7 +281,7 @@ def toolkit_newer_than_driver(facts: Facts) -> Iterable[Finding]:
         return
     if not facts.has_usable_driver and not _driver_cuda_only(facts):
         return
-    target_os = "windows" if facts.host.os == "windows" or nv.driver_kind == "wsl" or facts.host.wsl else "linux"
+    target_os = _driver_os(facts)
     minimum = knowledge.wheel_min_driver(toolkit, target_os)
     runs_none = bool(minimum) and _below(facts, str(minimum))
     supported = nv.driver_cuda or (knowledge.driver_branch_cuda(nv.driver_version) if nv.driver_version else None)
@@ -301,6 +301,11 @@ def toolkit_newer_than_driver(facts: Facts) -> Iterable[Finding]:
         evidence=(f"cuda_toolkit.version={facts.cuda_toolkit.version}",
                   f"nvidia.driver_version={nv.driver_version}" if nv.driver_version else f"nvidia.driver_cuda={nv.driver_cuda}"),
     )
+
+
+def _driver_os(facts: Facts) -> str:
+    """Which driver numbering applies: Windows' (a WSL2 machine uses the Windows driver), else Linux's."""
+    return "windows" if facts.host.os == "windows" or facts.nvidia.driver_kind == "wsl" or facts.host.wsl else "linux"
 
 
 def _driver_cuda_only(facts: Facts) -> bool:
